@@ -1,0 +1,1 @@
+/* runtime/exec: being written */

@@ -1,0 +1,17 @@
+/* OCI hooks: each one a fixed argv (no shell), the container state JSON on
+ * its stdin, killed when its timeout passes. A failing hook fails the step
+ * it belongs to, naming the hook. */
+#ifndef UMW_HOOKS_H
+#define UMW_HOOKS_H
+
+#include <stddef.h>
+
+struct spec_hooks;
+struct umw_error;
+
+/* Runs the hooks in order; stops at the first failure. kind names the stage
+ * in messages ("createRuntime"). */
+int hooks_run(const struct spec_hooks *hooks, const char *kind, const char *state_json,
+              size_t state_len, struct umw_error **err);
+
+#endif

@@ -1,0 +1,24 @@
+/* The process side of the container init: identity, limits and the exec. */
+#ifndef UMW_PROCESS_H
+#define UMW_PROCESS_H
+
+struct spec_process;
+struct umw_error;
+
+/* setrlimit for each entry (raising a hard limit needs CAP_SYS_RESOURCE:
+ * the error says so). */
+int process_set_rlimits(const struct spec_process *p, struct umw_error **err);
+/* /proc/self/oom_score_adj, when set. */
+int process_set_oom_score_adj(const struct spec_process *p, struct umw_error **err);
+/* setgroups (additionalGids; skipped when setgroups is denied in a user
+ * namespace and none are asked for), setresgid, setresuid, keeping
+ * capabilities across the switch for caps_apply(). */
+int process_set_user(const struct spec_process *p, struct umw_error **err);
+/* Resolves args[0] against PATH from p->env (inside the container's root),
+ * as execvp would; a missing or non-executable file is an error now rather
+ * than at start. *out is malloc'd. */
+int process_find_executable(const struct spec_process *p, char **out, struct umw_error **err);
+/* chdir to p->cwd, which must be a directory inside the root. */
+int process_chdir(const struct spec_process *p, struct umw_error **err);
+
+#endif

@@ -1,0 +1,23 @@
+/* The container's root: propagation, the bind of the rootfs onto itself,
+ * pivot_root (or chroot with --no-pivot), then masked and read-only paths
+ * and a read-only root. */
+#ifndef UMW_ROOTFS_H
+#define UMW_ROOTFS_H
+
+#include <stdbool.h>
+
+struct spec;
+struct umw_error;
+
+/* In the new mount namespace: applies linux.rootfsPropagation (default:
+ * rslave of /) and bind-mounts rootfs onto itself. Returns an O_PATH fd of
+ * the rootfs mount in *rootfs_fd. */
+int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
+                   struct umw_error **err);
+/* Makes rootfs the root: pivot_root and detach of the old root, or with
+ * no_pivot a MS_MOVE + chroot. Afterwards cwd is "/". */
+int rootfs_pivot(const char *rootfs, bool no_pivot, struct umw_error **err);
+/* After pivot: maskedPaths, readonlyPaths, root.readonly. */
+int rootfs_finalize(const struct spec *spec, struct umw_error **err);
+
+#endif

@@ -1,0 +1,1 @@
+/* runtime/state: being written */

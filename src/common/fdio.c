@@ -1,0 +1,135 @@
+#include "fdio.h"
+#include "cleanup.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int umw_write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+ssize_t umw_read_all(int fd, void *buf, size_t len)
+{
+        char *p = buf;
+        size_t got = 0;
+        while (got < len) {
+                ssize_t n = read(fd, p + got, len - got);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        return (ssize_t)got;
+}
+
+int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len,
+                     struct umw_error **err)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return umw_fail_errno(err, "open %s", path);
+        size_t cap = 8192, used = 0;
+        _cleanup_free_ char *buf = malloc(cap);
+        if (!buf)
+                return umw_fail_sys(err, ENOMEM, "read %s", path);
+        for (;;) {
+                if (used + 1 >= cap) {
+                        if (cap > max)
+                                return umw_fail(err, UMW_EXIT_CONFIG, EFBIG,
+                                                "%s: larger than %zu bytes", path, max);
+                        char *bigger = realloc(buf, cap * 2);
+                        if (!bigger)
+                                return umw_fail_sys(err, ENOMEM, "read %s", path);
+                        buf = bigger;
+                        cap *= 2;
+                }
+                ssize_t n = read(fd, buf + used, cap - used - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return umw_fail_errno(err, "read %s", path);
+                if (n == 0)
+                        break;
+                used += (size_t)n;
+        }
+        if (used > max)
+                return umw_fail(err, UMW_EXIT_CONFIG, EFBIG, "%s: larger than %zu bytes", path,
+                                max);
+        buf[used] = '\0';
+        if (len)
+                *len = used;
+        *out = TAKE_PTR(buf);
+        return 0;
+}
+
+int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+                          struct umw_error **err)
+{
+        char tmp[512];
+        if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp))
+                return umw_fail(err, UMW_EXIT_FAILURE, ENAMETOOLONG, "%s: name too long", name);
+        _cleanup_close_ int fd =
+                openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return umw_fail_errno(err, "create %s", tmp);
+        int r = umw_write_all(fd, buf, len);
+        if (r == 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                unlinkat(dirfd, tmp, 0);
+                return umw_fail_sys(err, -r, "write %s", name);
+        }
+        return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+        return *(const int *)a - *(const int *)b;
+}
+
+int umw_close_fds_from(int lowfd, const int *keep, size_t nkeep)
+{
+        int sorted[64];
+        if (nkeep > ARRAY_SIZE(sorted))
+                return -E2BIG;
+        memcpy(sorted, keep, nkeep * sizeof(int));
+        qsort(sorted, nkeep, sizeof(int), cmp_int);
+        unsigned int from = (unsigned int)lowfd;
+        for (size_t i = 0; i < nkeep; i++) {
+                if (sorted[i] < lowfd)
+                        continue;
+                if ((unsigned int)sorted[i] > from &&
+                    syscall(SYS_close_range, from, (unsigned int)sorted[i] - 1, 0) < 0)
+                        return -errno;
+                from = (unsigned int)sorted[i] + 1;
+        }
+        if (syscall(SYS_close_range, from, ~0U, 0) < 0)
+                return -errno;
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* JSON in and out, on yajl. Readers check types and report a bad value as one
+ * line: "FILE: JSON.PATH: expected WHAT". Strings handed out point into the
+ * parsed tree and live as long as it does. */
+#ifndef UMW_JSON_H
+#define UMW_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+struct umw_error;
+
+/* Where a value sits, for error messages: the file and a JSON path such as
+ * ".process.args[2]". Built by the caller as it descends. */
+struct umw_jloc {
+        const char *file;
+        char path[512];
+};
+
+void umw_jloc_init(struct umw_jloc *loc, const char *file);
+/* Child locations: "<parent>.<key>" and "<parent>[<index>]". */
+struct umw_jloc umw_jloc_key(const struct umw_jloc *parent, const char *key);
+struct umw_jloc umw_jloc_index(const struct umw_jloc *parent, size_t index);
+
+int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw_error **err);
+/* "FILE: PATH: expected WHAT", classed as bad input. */
+int umw_json_expected(const struct umw_jloc *loc, const char *what, struct umw_error **err);
+
+/* The member of an object, or NULL when absent (a JSON null counts as absent). */
+yajl_val umw_json_member(yajl_val obj, const char *key);
+
+/* Typed reads of v at loc. */
+int umw_json_object(yajl_val v, const struct umw_jloc *loc, struct umw_error **err);
+int umw_json_array(yajl_val v, const struct umw_jloc *loc, struct umw_error **err);
+int umw_json_string(yajl_val v, const struct umw_jloc *loc, const char **out,
+                    struct umw_error **err);
+int umw_json_bool(yajl_val v, const struct umw_jloc *loc, bool *out, struct umw_error **err);
+int umw_json_int64(yajl_val v, const struct umw_jloc *loc, int64_t min, int64_t max, int64_t *out,
+                   struct umw_error **err);
+int umw_json_uint64(yajl_val v, const struct umw_jloc *loc, uint64_t *out, struct umw_error **err);
+/* An array of strings as a NULL-terminated vector (the vector is malloc'd,
+ * the strings are the tree's). */
+int umw_json_strv(yajl_val v, const struct umw_jloc *loc, const char ***out, size_t *count,
+                  struct umw_error **err);
+
+/* A malloc'd JSON string literal (with quotes) for s. */
+char *umw_json_quote(const char *s);
+
+/* Generation: a yajl_gen whose buffer is handed out at the end. */
+yajl_gen umw_jgen_new(bool pretty);
+void umw_jgen_str(yajl_gen g, const char *s);
+void umw_jgen_key_str(yajl_gen g, const char *key, const char *value);
+void umw_jgen_key_int(yajl_gen g, const char *key, long long value);
+void umw_jgen_key_bool(yajl_gen g, const char *key, bool value);
+void umw_jgen_key(yajl_gen g, const char *key);
+/* Copies the generated text into a malloc'd string and frees g. */
+char *umw_jgen_finish(yajl_gen g, size_t *len);
+
+#endif

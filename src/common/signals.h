@@ -1,0 +1,1 @@
+/* src/common/signals: being written */

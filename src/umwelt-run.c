@@ -1,0 +1,1 @@
+/* src/umwelt-run: being written */

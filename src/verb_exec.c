@@ -1,0 +1,1 @@
+/* src/verb_exec: being written */

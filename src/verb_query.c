@@ -1,0 +1,1 @@
+/* src/verb_query: being written */

@@ -1,0 +1,1 @@
+/* tests/unit/test-mount-opts: being written */
