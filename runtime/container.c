@@ -1,1 +1,731 @@
-/* runtime/container: being written */
+#include "container.h"
+#include "cgroup.h"
+#include "console.h"
+#include "hooks.h"
+#include "init.h"
+#include "namespaces.h"
+#include "spec.h"
+#include "state.h"
+#include "supervise.h"
+#include "sync.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+#include "src/common/json.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CONFIG_MAX (16u << 20)
+
+/* Everything create builds, so that a failure at any step can undo it all. */
+struct creation {
+        const struct runtime_opts *rt;
+        const struct create_opts *o;
+        struct spec *spec;
+        char *config_text;
+        size_t config_len;
+        char *config_path;
+        char *rootfs;
+        char *cgroup;
+        int rootfd, dirfd;
+        int sync_fd, start_fd, console_fd, console_peer;
+        pid_t pid;
+        bool interactive; /* run in the foreground: umwelt-run may hold the terminal */
+        bool dir_created, cgroup_placed;
+};
+
+static void creation_init(struct creation *c, const struct runtime_opts *rt,
+                          const struct create_opts *o)
+{
+        *c = (struct creation){.rt = rt,
+                               .o = o,
+                               .rootfd = -1,
+                               .dirfd = -1,
+                               .sync_fd = -1,
+                               .start_fd = -1,
+                               .console_fd = -1,
+                               .console_peer = -1};
+}
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
+static void creation_release(struct creation *c)
+{
+        spec_free(c->spec);
+        free(c->config_text);
+        free(c->config_path);
+        free(c->rootfs);
+        free(c->cgroup);
+        close_fd(&c->rootfd);
+        close_fd(&c->dirfd);
+        close_fd(&c->sync_fd);
+        close_fd(&c->start_fd);
+        close_fd(&c->console_fd);
+        close_fd(&c->console_peer);
+}
+
+/* Undoes a failed create: the init, its cgroup, its state directory. The
+ * mounts live in the init's mount namespace and go with it. */
+static void creation_abort(struct creation *c)
+{
+        _cleanup_error_ struct umw_error *ignored = NULL;
+        if (c->pid > 0) {
+                kill(c->pid, SIGKILL);
+                while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        if (c->cgroup_placed)
+                cgroup_remove(c->cgroup, &ignored);
+        if (c->dir_created)
+                state_dir_remove(c->rootfd, c->o->id, &ignored);
+}
+
+static int load_config(struct creation *c, struct umw_error **err)
+{
+        if (c->o->config_path)
+                c->config_path = strdup(c->o->config_path);
+        else if (asprintf(&c->config_path, "%s/config.json", c->o->bundle) < 0)
+                c->config_path = NULL;
+        if (!c->config_path)
+                return umw_fail_sys(err, ENOMEM, "config path");
+        int r = umw_read_file_at(AT_FDCWD, c->config_path, CONFIG_MAX, &c->config_text,
+                                 &c->config_len, err);
+        if (r < 0) {
+                if ((*err)->kind == UMW_EXIT_FAILURE && (*err)->errnum == ENOENT)
+                        (*err)->kind = UMW_EXIT_CONFIG;
+                return r;
+        }
+        r = spec_load(c->config_text, c->config_path, &c->spec, err);
+        if (r < 0)
+                return r;
+        if (!c->spec->process.args)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
+                                c->config_path);
+        return ns_check(c->spec, err);
+}
+
+static int resolve_rootfs(struct creation *c, struct umw_error **err)
+{
+        const char *path = c->spec->root_path;
+        _cleanup_free_ char *joined = NULL;
+        if (path[0] != '/') {
+                if (asprintf(&joined, "%s/%s", c->o->bundle, path) < 0)
+                        return umw_fail_sys(err, ENOMEM, "rootfs path");
+                path = joined;
+        }
+        c->rootfs = realpath(path, NULL);
+        struct stat st;
+        if (!c->rootfs || stat(c->rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
+                return umw_fail(err, UMW_EXIT_CONFIG, ENOENT,
+                                "%s: .root.path: expected an existing directory, '%s' is not one",
+                                c->config_path, path);
+        return 0;
+}
+
+/* Moves an internal fd above the range handed to the workload, so
+ * --preserve-fds never passes one of ours by accident. */
+static int lift_fd(int *fd, int floor, struct umw_error **err)
+{
+        if (*fd < 0 || *fd >= floor)
+                return 0;
+        int high = fcntl(*fd, F_DUPFD_CLOEXEC, floor);
+        if (high < 0)
+                return umw_fail_errno(err, "move internal fd");
+        close(*fd);
+        *fd = high;
+        return 0;
+}
+
+/* Binding through /proc/self/fd keeps sun_path short whatever the root is. */
+static int socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
+{
+        *addr = (struct sockaddr_un){.sun_family = AF_UNIX};
+        int n =
+            snprintf(addr->sun_path, sizeof(addr->sun_path), "/proc/self/fd/%d/%s", dirfd, name);
+        return n < (int)sizeof(addr->sun_path) ? 0 : -ENAMETOOLONG;
+}
+
+static int open_start_socket(struct creation *c, struct umw_error **err)
+{
+        struct sockaddr_un addr;
+        socket_path(c->dirfd, STATE_START_SOCKET, &addr);
+        c->start_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (c->start_fd < 0)
+                return umw_fail_errno(err, "create start socket");
+        if (bind(c->start_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+            listen(c->start_fd, 1) < 0)
+                return umw_fail_errno(err, "listen on start socket");
+        return 0;
+}
+
+static int open_console(struct creation *c, struct umw_error **err)
+{
+        if (!c->spec->process.terminal)
+                return 0;
+        if (c->o->console_socket)
+                return console_socket_connect(c->o->console_socket, &c->console_fd, err);
+        if (!c->interactive)
+                return 0;
+        /* run -t without a console socket: umwelt-run itself holds the master. */
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "console socket pair");
+        c->console_fd = pair[0];
+        c->console_peer = pair[1];
+        return 0;
+}
+
+/* The sync pair (our end in c->sync_fd, the init's in *child_end), the start
+ * socket and the console, all above the fds the workload is handed. */
+static int open_channels(struct creation *c, int *child_end, struct umw_error **err)
+{
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "create sync socket");
+        c->sync_fd = pair[0];
+        *child_end = pair[1];
+        int floor = 3 + c->o->preserve_fds;
+        int r = open_start_socket(c, err);
+        if (r == 0)
+                r = open_console(c, err);
+        if (r == 0)
+                r = lift_fd(child_end, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->sync_fd, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->start_fd, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->console_fd, floor, err);
+        return r;
+}
+
+static pid_t clone_init(int flags, struct umw_error **err)
+{
+        struct clone_args args = {.flags = (uint64_t)flags, .exit_signal = SIGCHLD};
+        pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        if (pid < 0)
+                return umw_fail_errno(err, "clone the container init");
+        return pid;
+}
+
+static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
+{
+        int flags = ns_clone_flags(c->spec);
+        pid_t pid = clone_init(flags, err);
+        if (pid < 0)
+                return pid;
+        if (pid == 0) {
+                close(c->sync_fd);
+                if (c->console_peer >= 0)
+                        close(c->console_peer);
+                struct init_args a = {
+                    .spec = c->spec,
+                    .id = c->o->id,
+                    .bundle = c->o->bundle,
+                    .rootfs = c->rootfs,
+                    .sync_fd = child_end,
+                    .start_fd = c->start_fd,
+                    .console_fd = c->console_fd,
+                    .preserve_fds = c->o->preserve_fds,
+                    .no_pivot = c->o->no_pivot,
+                    .no_new_keyring = c->o->no_new_keyring,
+                    .new_userns = flags & CLONE_NEWUSER,
+                };
+                init_main(&a);
+        }
+        c->pid = pid;
+        close_fd(&c->console_fd);
+        return 0;
+}
+
+static int write_state(struct creation *c, struct umw_error **err)
+{
+        return state_write(c->dirfd, c->o->id, c->pid, state_pid_start_time(c->pid), c->o->bundle,
+                           c->rootfs, c->cgroup_placed ? c->cgroup : "", c->spec->annotations,
+                           c->spec->n_annotations, err);
+}
+
+static int run_parent_hooks(struct creation *c, struct umw_error **err)
+{
+        const struct spec_hooks *pre = &c->spec->hooks[SPEC_HOOK_PRESTART];
+        const struct spec_hooks *rt = &c->spec->hooks[SPEC_HOOK_CREATE_RUNTIME];
+        if (!pre->count && !rt->count)
+                return 0;
+        int r = sync_expect(c->sync_fd, SYNC_HOOKS, "container init", NULL, err);
+        if (r < 0)
+                return r;
+        struct container_state st;
+        r = state_read(c->dirfd, &st, err);
+        if (r < 0)
+                return r;
+        size_t len = 0;
+        _cleanup_free_ char *json = state_to_json(&st, STATUS_CREATING, false, &len);
+        state_release(&st);
+        if (!json)
+                return umw_fail_sys(err, ENOMEM, "hook state");
+        r = hooks_run(pre, "prestart", json, len, err);
+        if (r == 0)
+                r = hooks_run(rt, "createRuntime", json, len, err);
+        if (r < 0)
+                return r;
+        return sync_send(c->sync_fd, SYNC_GO, 0, err);
+}
+
+static int place_in_cgroup(struct creation *c, struct umw_error **err)
+{
+        if (c->rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
+                return 0;
+        int r = cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
+                                    &c->cgroup, err);
+        if (r < 0)
+                return r;
+        bool strict = geteuid() == 0 && !c->rt->rootless;
+        return cgroup_enter(c->cgroup, c->pid, strict, &c->cgroup_placed, err);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)
+{
+        if (!path)
+                return 0;
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return umw_fail_sys(err, ENOMEM, "pid file");
+        char *slash = strrchr(copy, '/');
+        const char *name = slash ? slash + 1 : copy;
+        const char *dir = slash ? (slash == copy ? "/" : copy) : ".";
+        if (slash)
+                *slash = '\0';
+        _cleanup_close_ int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return umw_fail_errno(err, "open directory of pid file %s", path);
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "%d", pid);
+        int r = umw_write_file_atomic(dirfd, name, buf, (size_t)len, 0644, err);
+        return r < 0 ? umw_error_prefix(err, "pid file %s", path) : 0;
+}
+
+/* The steps of create, in order; c->pid > 0 once there is an init to kill. */
+static int create_steps(struct creation *c, struct umw_error **err)
+{
+        int r = load_config(c, err);
+        if (r == 0)
+                r = resolve_rootfs(c, err);
+        if (r == 0)
+                r = state_root_open(c->rt->root, true, &c->rootfd, err);
+        if (r == 0)
+                r = state_check_id(c->o->id, err);
+        if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)
+                c->dir_created = true;
+        if (r == 0)
+                r = umw_write_file_atomic(c->dirfd, STATE_CONFIG, c->config_text, c->config_len,
+                                          0600, err);
+        if (r < 0)
+                return r;
+        int child_end = -1;
+        r = open_channels(c, &child_end, err);
+        if (r == 0)
+                r = ns_prepare_parent(c->spec, err);
+        if (r == 0)
+                r = spawn_init(c, child_end, err);
+        if (child_end >= 0)
+                close(child_end);
+        if (r < 0)
+                return r;
+        if (c->spec->namespaces[SPEC_NS_USER].enabled &&
+            (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
+                return r;
+        if ((r = place_in_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+            (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
+            (r = run_parent_hooks(c, err)) < 0)
+                return r;
+        r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
+        if (r == 0)
+                r = write_pid_file(c->o->pid_file, c->pid, err);
+        return r;
+}
+
+static int create(struct creation *c, struct umw_error **err)
+{
+        int r = create_steps(c, err);
+        if (r < 0)
+                creation_abort(c);
+        return r;
+}
+
+int container_create(const struct runtime_opts *rt, const struct create_opts *o,
+                     struct umw_error **err)
+{
+        struct creation c;
+        creation_init(&c, rt, o);
+        int r = create(&c, err);
+        creation_release(&c);
+        return r;
+}
+
+/* A container looked up by id: its state and state directory. */
+struct found {
+        int rootfd, dirfd;
+        struct container_state st;
+        enum container_status status;
+};
+
+static void found_release(struct found *f)
+{
+        state_release(&f->st);
+        close_fd(&f->dirfd);
+        close_fd(&f->rootfd);
+}
+
+static int find(const struct runtime_opts *rt, const char *id, struct found *f,
+                struct umw_error **err)
+{
+        *f = (struct found){.rootfd = -1, .dirfd = -1};
+        int r = state_check_id(id, err);
+        if (r == 0)
+                r = state_root_open(rt->root, false, &f->rootfd, err);
+        if (r == 0)
+                r = state_dir_open(f->rootfd, id, &f->dirfd, err);
+        if (r == 0)
+                r = state_read(f->dirfd, &f->st, err);
+        if (r < 0) {
+                found_release(f);
+                return r;
+        }
+        f->status = state_status(&f->st, f->dirfd);
+        return 0;
+}
+
+static int load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err)
+{
+        _cleanup_free_ char *text = NULL;
+        int r = umw_read_file_at(f->dirfd, STATE_CONFIG, CONFIG_MAX, &text, NULL, err);
+        if (r == 0)
+                r = spec_load(text, STATE_CONFIG, spec, err);
+        return r;
+}
+
+static int run_hooks_outside(const struct found *f, const struct spec *spec,
+                             enum spec_hook_kind kind, const char *name,
+                             enum container_status status, struct umw_error **err)
+{
+        if (!spec->hooks[kind].count)
+                return 0;
+        size_t len = 0;
+        _cleanup_free_ char *json = state_to_json(&f->st, status, false, &len);
+        if (!json)
+                return umw_fail_sys(err, ENOMEM, "hook state");
+        return hooks_run(&spec->hooks[kind], name, json, len, err);
+}
+
+/* Tells the waiting init to go; an empty answer means it has exec'd. */
+static int signal_start(const struct found *f, struct umw_error **err)
+{
+        struct sockaddr_un addr;
+        socket_path(f->dirfd, STATE_START_SOCKET, &addr);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return umw_fail_errno(err, "start socket");
+        if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+                return umw_fail_errno(err, "container '%s': reach its init", f->st.id);
+        int r = sync_send(fd, SYNC_GO, 0, err);
+        if (r < 0)
+                return r;
+        /* The init answers only to report a failure; exec closes the socket. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return umw_fail_errno(err, "wait for start");
+        char probe;
+        if (recv(fd, &probe, 1, MSG_PEEK) == 0)
+                return 0;
+        return sync_expect(fd, SYNC_READY, "container init", NULL, err);
+}
+
+static int start_found(struct found *f, struct umw_error **err)
+{
+        if (f->status != STATUS_CREATED)
+                return umw_fail(err, UMW_EXIT_STATE, EINVAL,
+                                "container '%s' is %s: only a created container can start",
+                                f->st.id, state_status_name(f->status));
+        struct spec *spec = NULL;
+        int r = load_saved_spec(f, &spec, err);
+        if (r == 0)
+                r = signal_start(f, err);
+        if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
+                r = umw_fail_errno(err, "remove start socket");
+        if (r == 0) {
+                f->status = STATUS_RUNNING;
+                r = run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
+                                      err);
+        }
+        spec_free(spec);
+        return r;
+}
+
+int container_start(const struct runtime_opts *rt, const char *id, struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0)
+                return r;
+        r = start_found(&f, err);
+        found_release(&f);
+        return r;
+}
+
+static int signal_pid(const struct container_state *st, int sig, struct umw_error **err)
+{
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+        if (pidfd < 0 && errno == ESRCH)
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH, "container '%s' is not running",
+                                st->id);
+        if (pidfd < 0)
+                return umw_fail_errno(err, "pidfd_open %d", st->pid);
+        /* The pidfd pins the process: check it is still ours, then signal it. */
+        if (!state_pid_alive(st))
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH, "container '%s' is not running",
+                                st->id);
+        if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+                return umw_fail_errno(err, "signal container '%s'", st->id);
+        return 0;
+}
+
+static int signal_all(const struct container_state *st, int sig, struct umw_error **err)
+{
+        if (!st->cgroup[0])
+                return signal_pid(st, sig, err);
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r = cgroup_pids(st->cgroup, &pids, &n, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (kill(pids[i], sig) < 0 && errno != ESRCH)
+                        return umw_fail_errno(err, "signal pid %d", pids[i]);
+        return 0;
+}
+
+int container_kill(const struct runtime_opts *rt, const char *id, int sig, bool all,
+                   struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0)
+                return r;
+        if (f.status == STATUS_STOPPED)
+                r = umw_fail(err, UMW_EXIT_STATE, ESRCH, "container '%s' is not running", id);
+        else
+                r = all ? signal_all(&f.st, sig, err) : signal_pid(&f.st, sig, err);
+        found_release(&f);
+        return r;
+}
+
+/* Waits until the init is gone (it need not be our child). */
+static int wait_gone(const struct container_state *st, struct umw_error **err)
+{
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+        if (pidfd < 0)
+                return errno == ESRCH ? 0 : umw_fail_errno(err, "pidfd_open %d", st->pid);
+        if (!state_pid_alive(st))
+                return 0;
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        while (poll(&p, 1, 10000) < 0)
+                if (errno != EINTR)
+                        return umw_fail_errno(err, "wait for container init");
+        /* Our own child: collect it so no zombie is left behind. */
+        waitpid(st->pid, NULL, WNOHANG);
+        return 0;
+}
+
+static int kill_everything(struct found *f, struct umw_error **err)
+{
+        int r = 0;
+        if (f->st.cgroup[0])
+                r = signal_all(&f->st, SIGKILL, err);
+        if (r == 0 && state_pid_alive(&f->st))
+                kill(f->st.pid, SIGKILL);
+        if (r == 0)
+                r = wait_gone(&f->st, err);
+        return r;
+}
+
+static int delete_found(struct found *f, bool force, struct umw_error **err)
+{
+        bool live = f->status == STATUS_RUNNING || f->status == STATUS_PAUSED;
+        if (live && !force)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "container '%s' is %s: stop it first or use --force", f->st.id,
+                                state_status_name(f->status));
+        int r = f->status == STATUS_STOPPED ? 0 : kill_everything(f, err);
+        if (r < 0)
+                return r;
+        struct spec *spec = NULL;
+        _cleanup_error_ struct umw_error *hook_err = NULL;
+        /* A poststop hook that fails is a warning: the container is gone. */
+        if (load_saved_spec(f, &spec, &hook_err) == 0 &&
+            run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED, &hook_err) <
+                0)
+                umw_warn("%s", hook_err->msg);
+        spec_free(spec);
+        if (f->st.cgroup[0] && (r = cgroup_remove(f->st.cgroup, err)) < 0)
+                return r;
+        return state_dir_remove(f->rootfd, f->st.id, err);
+}
+
+/* A state directory whose create was killed before it wrote state.json. */
+static int delete_unfinished(const struct runtime_opts *rt, const char *id, struct umw_error **err)
+{
+        _cleanup_close_ int rootfd = -1;
+        int r = state_root_open(rt->root, false, &rootfd, err);
+        if (r < 0 || rootfd < 0)
+                return r;
+        return state_dir_remove(rootfd, id, err);
+}
+
+int container_delete(const struct runtime_opts *rt, const char *id, bool force,
+                     struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0) {
+                if (force && (*err)->kind == UMW_EXIT_NOTFOUND) {
+                        umw_error_freep(err);
+                        return delete_unfinished(rt, id, err);
+                }
+                return r;
+        }
+        r = delete_found(&f, force, err);
+        found_release(&f);
+        return r;
+}
+
+int container_state(const struct runtime_opts *rt, const char *id, char **json,
+                    struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0)
+                return r;
+        *json = state_to_json(&f.st, f.status, true, NULL);
+        found_release(&f);
+        return *json ? 0 : umw_fail_sys(err, ENOMEM, "state");
+}
+
+int container_list(const struct runtime_opts *rt, bool pretty, char **json, struct umw_error **err)
+{
+        _cleanup_close_ int rootfd = -1;
+        int r = state_root_open(rt->root, false, &rootfd, err);
+        if (r < 0)
+                return r;
+        yajl_gen g = umw_jgen_new(pretty);
+        if (!g)
+                return umw_fail_sys(err, ENOMEM, "list");
+        yajl_gen_array_open(g);
+        _cleanup_closedir_ DIR *dir = NULL;
+        int fd = rootfd < 0 ? -1 : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0 && !(dir = fdopendir(fd)))
+                close(fd);
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                struct found f;
+                _cleanup_error_ struct umw_error *skip = NULL;
+                /* A container deleted while we list is simply not listed. */
+                if (find(rt, e->d_name, &f, &skip) < 0)
+                        continue;
+                state_gen(g, &f.st, f.status);
+                found_release(&f);
+        }
+        yajl_gen_array_close(g);
+        *json = umw_jgen_finish(g, NULL);
+        return *json ? 0 : umw_fail_sys(err, ENOMEM, "list");
+}
+
+int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, size_t *n,
+                   struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0)
+                return r;
+        if (f.st.cgroup[0]) {
+                r = cgroup_pids(f.st.cgroup, pids, n, err);
+        } else {
+                /* Not placed in a cgroup (rootless without delegation): the init alone. */
+                *n = 0;
+                *pids = malloc(sizeof(pid_t));
+                if (*pids && f.status != STATUS_STOPPED)
+                        (*pids)[(*n)++] = f.st.pid;
+        }
+        found_release(&f);
+        return r;
+}
+
+static int run_started(struct creation *c, int *exit_status, struct umw_error **err)
+{
+        int master = -1;
+        if (c->console_peer >= 0) {
+                int r = console_recv_fd(c->console_peer, &master, err);
+                if (r < 0)
+                        return r;
+        }
+        struct found f;
+        int r = find(c->rt, c->o->id, &f, err);
+        if (r == 0) {
+                r = start_found(&f, err);
+                found_release(&f);
+        }
+        if (r == 0 && !c->o->detach)
+                r = supervise(c->pid, master, exit_status, err);
+        if (master >= 0)
+                close(master);
+        return r;
+}
+
+int container_run(const struct runtime_opts *rt, const struct create_opts *o, int *exit_status,
+                  struct umw_error **err)
+{
+        sigset_t old;
+        int r = supervise_block_signals(&old, err);
+        if (r < 0)
+                return r;
+        if (!o->no_subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "become subreaper");
+        struct creation c;
+        creation_init(&c, rt, o);
+        c.interactive = !o->detach;
+        *exit_status = 0;
+        r = create(&c, err);
+        if (r == 0) {
+                r = run_started(&c, exit_status, err);
+                if (r < 0)
+                        creation_abort(&c);
+                else if (!o->detach && !o->keep)
+                        r = container_delete(rt, o->id, true, err);
+        }
+        creation_release(&c);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}

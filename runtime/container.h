@@ -1,1 +1,51 @@
-/* runtime/container: being written */
+/* The OCI lifecycle: create, start, run, kill, delete, state, list, ps. Each
+ * verb of the runtime is one call here; src/ only parses arguments and
+ * prints. */
+#ifndef UMW_CONTAINER_H
+#define UMW_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+struct umw_error;
+
+struct runtime_opts {
+        const char *root; /* state root */
+        enum cgroup_manager cgroup_manager;
+        bool rootless;
+};
+
+struct create_opts {
+        const char *id;
+        const char *bundle;      /* absolute */
+        const char *config_path; /* NULL: BUNDLE/config.json */
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool no_pivot, no_new_keyring, no_subreaper;
+        bool detach, keep; /* run only */
+};
+
+int container_create(const struct runtime_opts *rt, const struct create_opts *o,
+                     struct umw_error **err);
+int container_start(const struct runtime_opts *rt, const char *id, struct umw_error **err);
+/* create + start, then (unless detached) wait, forwarding signals, and
+ * delete (unless keep). *exit_status: the container's (128+N for signal N). */
+int container_run(const struct runtime_opts *rt, const struct create_opts *o, int *exit_status,
+                  struct umw_error **err);
+int container_kill(const struct runtime_opts *rt, const char *id, int sig, bool all,
+                   struct umw_error **err);
+int container_delete(const struct runtime_opts *rt, const char *id, bool force,
+                     struct umw_error **err);
+/* The OCI state document of one container (malloc'd). */
+int container_state(const struct runtime_opts *rt, const char *id, char **json,
+                    struct umw_error **err);
+/* Every container's state as a JSON array (malloc'd), or the ids. */
+int container_list(const struct runtime_opts *rt, bool pretty, char **json, struct umw_error **err);
+int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, size_t *n,
+                   struct umw_error **err);
+
+#endif

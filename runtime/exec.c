@@ -1,1 +1,376 @@
-/* runtime/exec: being written */
+#include "exec.h"
+#include "caps.h"
+#include "cgroup.h"
+#include "console.h"
+#include "container.h"
+#include "init.h"
+#include "process.h"
+#include "seccomp.h"
+#include "spec.h"
+#include "state.h"
+#include "supervise.h"
+#include "sync.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct execution {
+        const struct runtime_opts *rt;
+        const struct exec_opts *o;
+        struct spec *spec; /* the container's config */
+        struct spec_process proc;
+        yajl_val proc_tree; /* owns proc's strings with --process */
+        struct container_state st;
+        int sync_fd, child_end, console_fd, console_peer;
+        pid_t pid;
+};
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
+}
+
+static void execution_release(struct execution *x)
+{
+        if (x->proc_tree) {
+                spec_process_release(&x->proc);
+                yajl_tree_free(x->proc_tree);
+        }
+        spec_free(x->spec);
+        state_release(&x->st);
+        close_fd(&x->sync_fd);
+        close_fd(&x->child_end);
+        close_fd(&x->console_fd);
+        close_fd(&x->console_peer);
+}
+
+static int load_container(struct execution *x, struct umw_error **err)
+{
+        _cleanup_close_ int rootfd = -1, dirfd = -1;
+        int r = state_check_id(x->o->id, err);
+        if (r == 0)
+                r = state_root_open(x->rt->root, false, &rootfd, err);
+        if (r == 0)
+                r = state_dir_open(rootfd, x->o->id, &dirfd, err);
+        if (r == 0)
+                r = state_read(dirfd, &x->st, err);
+        if (r < 0)
+                return r;
+        enum container_status s = state_status(&x->st, dirfd);
+        if (s != STATUS_RUNNING && s != STATUS_CREATED)
+                return umw_fail(err, UMW_EXIT_STATE, EINVAL,
+                                "container '%s' is %s: exec needs a running container", x->o->id,
+                                state_status_name(s));
+        _cleanup_free_ char *text = NULL;
+        r = umw_read_file_at(dirfd, STATE_CONFIG, 16u << 20, &text, NULL, err);
+        if (r == 0)
+                r = spec_load(text, STATE_CONFIG, &x->spec, err);
+        return r;
+}
+
+/* env with each K=V of extra replacing the same K, malloc'd vector. */
+static const char **merge_env(const char **env, const char **extra, size_t n_extra)
+{
+        size_t n = 0;
+        while (env && env[n])
+                n++;
+        const char **out = calloc(n + n_extra + 1, sizeof(*out));
+        if (!out)
+                return NULL;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t klen = strcspn(env[i], "=");
+                bool replaced = false;
+                for (size_t j = 0; j < n_extra && !replaced; j++)
+                        replaced = strncmp(extra[j], env[i], klen) == 0 && extra[j][klen] == '=';
+                if (!replaced)
+                        out[m++] = env[i];
+        }
+        for (size_t j = 0; j < n_extra; j++)
+                out[m++] = extra[j];
+        return out;
+}
+
+static int parse_user(const char *user, struct spec_process *p, struct umw_error **err)
+{
+        unsigned int uid, gid;
+        char tail;
+        int n = sscanf(user, "%u:%u%c", &uid, &gid, &tail);
+        if (n == 1 && strchr(user, ':') == NULL) {
+                p->uid = uid;
+                return 0;
+        }
+        if (n == 2) {
+                p->uid = uid;
+                p->gid = gid;
+                return 0;
+        }
+        return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                        "exec: --user: expected UID[:GID] as numbers, got '%s'", user);
+}
+
+static int add_caps(const char **names, size_t n, struct spec_caps *caps, struct umw_error **err)
+{
+        for (size_t i = 0; i < n; i++) {
+                int cap;
+                if (caps_from_name(names[i], &cap) < 0)
+                        return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                        "exec: --cap: unknown capability '%s'", names[i]);
+                uint64_t bit = 1ULL << cap;
+                caps->bounding |= bit;
+                caps->effective |= bit;
+                caps->permitted |= bit;
+                caps->inheritable |= bit;
+                caps->ambient |= bit;
+        }
+        return 0;
+}
+
+/* The container's process with the command line's overrides. */
+static int process_from_flags(struct execution *x, struct umw_error **err)
+{
+        const struct exec_opts *o = x->o;
+        struct spec_process *p = &x->spec->process;
+        if (!o->args || !o->args[0])
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                "exec: expected a command or --process FILE");
+        const char **env = merge_env(p->env, o->env, o->n_env);
+        size_t argc = 0;
+        while (o->args[argc])
+                argc++;
+        const char **args = calloc(argc + 1, sizeof(*args));
+        if (!env || !args) {
+                free(env);
+                free(args);
+                return umw_fail_sys(err, ENOMEM, "exec");
+        }
+        memcpy(args, o->args, argc * sizeof(*args));
+        free(p->env);
+        free(p->args);
+        p->env = env;
+        p->args = args;
+        p->terminal = o->tty;
+        if (o->cwd)
+                p->cwd = o->cwd;
+        if (o->no_new_privs)
+                p->no_new_privileges = true;
+        int r = o->user ? parse_user(o->user, p, err) : 0;
+        if (r == 0)
+                r = add_caps(o->caps, o->n_caps, &p->caps, err);
+        x->proc = *p;
+        return r;
+}
+
+static int build_process(struct execution *x, struct umw_error **err)
+{
+        if (!x->o->process_path)
+                return process_from_flags(x, err);
+        _cleanup_free_ char *text = NULL;
+        int r = umw_read_file_at(AT_FDCWD, x->o->process_path, 1u << 20, &text, NULL, err);
+        if (r < 0) {
+                (*err)->kind = UMW_EXIT_CONFIG;
+                return r;
+        }
+        r = spec_load_process(text, x->o->process_path, &x->proc_tree, &x->proc, err);
+        if (r == 0 && x->o->tty_set)
+                x->proc.terminal = x->o->tty;
+        return r;
+}
+
+static int open_channels(struct execution *x, struct umw_error **err)
+{
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "exec sync socket");
+        x->sync_fd = pair[0];
+        x->child_end = pair[1];
+        if (!x->proc.terminal)
+                return 0;
+        if (x->o->console_socket)
+                return console_socket_connect(x->o->console_socket, &x->console_fd, err);
+        if (x->o->detach)
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                "exec: --tty with --detach needs --console-socket");
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "console socket pair");
+        x->console_fd = pair[0];
+        x->console_peer = pair[1];
+        return 0;
+}
+
+/* The namespaces of pid that differ from ours: joining our own user
+ * namespace again is an error, the others are harmless but pointless. */
+static int namespaces_to_join(pid_t pid)
+{
+        static const struct {
+                const char *name;
+                int flag;
+        } all[] = {{"user", CLONE_NEWUSER},     {"mnt", CLONE_NEWNS},   {"pid", CLONE_NEWPID},
+                   {"net", CLONE_NEWNET},       {"ipc", CLONE_NEWIPC},  {"uts", CLONE_NEWUTS},
+                   {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME}};
+        int flags = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+                char theirs[64], ours[64];
+                struct stat a, b;
+                snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", pid, all[i].name);
+                snprintf(ours, sizeof(ours), "/proc/self/ns/%s", all[i].name);
+                if (stat(theirs, &a) == 0 && stat(ours, &b) == 0 &&
+                    (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
+                        flags |= all[i].flag;
+        }
+        return flags;
+}
+
+/* In the grandchild, inside every namespace: become the workload. */
+__attribute__((noreturn)) static void exec_child(struct execution *x)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        _cleanup_free_ char *exe = NULL;
+        struct seccomp_filter *filter = NULL;
+        int fd = x->child_end;
+        if (sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
+            (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
+            process_find_executable(&x->proc, &exe, &err) == 0 &&
+            (!x->spec->seccomp || seccomp_filter_build(x->spec->seccomp, &filter, &err) == 0)) {
+                if (x->console_fd >= 0)
+                        close(x->console_fd);
+                int keep[] = {fd};
+                init_exec_process(&x->proc, filter, exe, x->o->preserve_fds, keep, 1, &err);
+        }
+        sync_send_error(fd, err);
+        _exit(127);
+}
+
+/* In the child: join the container, then fork the process that will exec
+ * (a new pid namespace only takes children) and report its pid. */
+__attribute__((noreturn)) static void join_and_fork(struct execution *x)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        close_fd(&x->sync_fd);
+        close_fd(&x->console_peer);
+        int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
+        int flags = namespaces_to_join(x->st.pid);
+        if (pidfd < 0 || (flags && setns(pidfd, flags) < 0)) {
+                umw_fail_errno(&err, "exec: join the namespaces of container '%s'", x->o->id);
+                sync_send_error(x->child_end, err);
+                _exit(1);
+        }
+        close(pidfd);
+        pid_t pid = fork();
+        if (pid == 0)
+                exec_child(x);
+        if (pid < 0) {
+                umw_fail_errno(&err, "exec: fork");
+                sync_send_error(x->child_end, err);
+                _exit(1);
+        }
+        sync_send(x->child_end, SYNC_PID, pid, &err);
+        _exit(0);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)
+{
+        if (!path)
+                return 0;
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "%d", pid);
+        _cleanup_free_ char *dir = strdup(path);
+        if (!dir)
+                return umw_fail_sys(err, ENOMEM, "pid file");
+        char *slash = strrchr(dir, '/');
+        const char *name = slash ? slash + 1 : dir;
+        if (slash)
+                *slash = '\0';
+        _cleanup_close_ int dirfd =
+            open(slash ? (dir[0] ? dir : "/") : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return umw_fail_errno(err, "open directory of pid file %s", path);
+        return umw_write_file_atomic(dirfd, name, buf, (size_t)len, 0644, err);
+}
+
+/* Waits for the exec'ing process: EOF on the sync socket means it exec'd. */
+static int wait_exec(struct execution *x, struct umw_error **err)
+{
+        struct pollfd p = {.fd = x->sync_fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return umw_fail_errno(err, "exec: wait");
+        char probe;
+        if (recv(x->sync_fd, &probe, 1, MSG_PEEK) == 0)
+                return 0;
+        return sync_expect(x->sync_fd, SYNC_READY, "exec'd process", NULL, err);
+}
+
+static int launch(struct execution *x, int *exit_status, struct umw_error **err)
+{
+        pid_t child = fork();
+        if (child < 0)
+                return umw_fail_errno(err, "exec: fork");
+        if (child == 0)
+                join_and_fork(x);
+        close_fd(&x->child_end);
+        close_fd(&x->console_fd);
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                ;
+        int pid = 0;
+        int r = sync_expect(x->sync_fd, SYNC_PID, "exec helper", &pid, err);
+        if (r < 0)
+                return r;
+        x->pid = pid;
+        bool placed = false;
+        if (x->st.cgroup[0] && (r = cgroup_enter(x->st.cgroup, pid, false, &placed, err)) < 0)
+                return r;
+        int master = -1;
+        if ((r = sync_send(x->sync_fd, SYNC_GO, 0, err)) < 0 || (r = wait_exec(x, err)) < 0)
+                return r;
+        if (x->console_peer >= 0 && (r = console_recv_fd(x->console_peer, &master, err)) < 0)
+                return r;
+        r = write_pid_file(x->o->pid_file, pid, err);
+        if (r == 0 && !x->o->detach)
+                r = supervise(pid, master, exit_status, err);
+        if (master >= 0)
+                close(master);
+        return r;
+}
+
+int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int *exit_status,
+                   struct umw_error **err)
+{
+        struct execution x = {
+            .rt = rt, .o = o, .sync_fd = -1, .child_end = -1, .console_fd = -1, .console_peer = -1};
+        *exit_status = 0;
+        sigset_t old;
+        int r = load_container(&x, err);
+        if (r == 0)
+                r = build_process(&x, err);
+        if (r == 0)
+                r = open_channels(&x, err);
+        if (r == 0 && !o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                r = umw_fail_errno(err, "become subreaper");
+        if (r == 0 && (r = supervise_block_signals(&old, err)) == 0) {
+                r = launch(&x, exit_status, err);
+                if (r < 0 && x.pid > 0)
+                        kill(x.pid, SIGKILL);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+        }
+        execution_release(&x);
+        return r;
+}

@@ -1,1 +1,255 @@
-/* runtime/init: being written */
+#include "init.h"
+#include "caps.h"
+#include "console.h"
+#include "devices.h"
+#include "hooks.h"
+#include "mounts.h"
+#include "namespaces.h"
+#include "process.h"
+#include "rootfs.h"
+#include "seccomp.h"
+#include "spec.h"
+#include "state.h"
+#include "sync.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+#include "src/common/json.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The state document hooks run inside the container receive. */
+static char *hook_state(const struct init_args *a, pid_t host_pid, enum container_status status,
+                        size_t *len)
+{
+        struct container_state st = {
+            .id = a->id,
+            .pid = host_pid,
+            .bundle = a->bundle,
+            .rootfs = a->rootfs,
+            .created = "",
+            .owner = geteuid(),
+            .annotations = umw_json_member(a->spec->tree, "annotations"),
+        };
+        return state_to_json(&st, status, false, len);
+}
+
+static int run_hooks_inside(const struct init_args *a, enum spec_hook_kind kind, const char *name,
+                            pid_t host_pid, enum container_status status, struct umw_error **err)
+{
+        if (a->spec->hooks[kind].count == 0)
+                return 0;
+        size_t len = 0;
+        _cleanup_free_ char *json = hook_state(a, host_pid, status, &len);
+        if (!json)
+                return umw_fail_sys(err, ENOMEM, "%s hooks", name);
+        return hooks_run(&a->spec->hooks[kind], name, json, len, err);
+}
+
+static int become_root_in_userns(struct umw_error **err)
+{
+        /* The maps are written: take uid/gid 0 of the new namespace so files
+         * created while building the rootfs belong to its root. */
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+                return umw_fail_errno(err, "become root in the user namespace (is 0 mapped?)");
+        return 0;
+}
+
+static int set_names(const struct spec *spec, struct umw_error **err)
+{
+        bool new_uts = spec->namespaces[SPEC_NS_UTS].enabled && !spec->namespaces[SPEC_NS_UTS].path;
+        if ((spec->hostname || spec->domainname) && !new_uts)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "config.json: .hostname: setting it needs a new uts namespace");
+        if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+                return umw_fail_errno(err, "set hostname '%s'", spec->hostname);
+        if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
+                return umw_fail_errno(err, "set domainname '%s'", spec->domainname);
+        return 0;
+}
+
+static int join_new_keyring(bool skip, struct umw_error **err)
+{
+        if (skip)
+                return 0;
+        /* An anonymous session keyring: the container must not see the
+         * caller's keys. Kernels without keyrings have nothing to share. */
+        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+                return umw_fail_errno(err, "create a session keyring");
+        return 0;
+}
+
+static int apply_sysctl(const struct spec *spec, struct umw_error **err)
+{
+        for (size_t i = 0; i < spec->n_sysctl; i++) {
+                const char *key = spec->sysctl[i].key;
+                if (strstr(key, "..") || strchr(key, '/') || key[0] == '.')
+                        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                        "config.json: .linux.sysctl: invalid key '%s'", key);
+                char path[512];
+                int n = snprintf(path, sizeof(path), "/proc/sys/%s", key);
+                for (char *c = path + 10; c < path + n; c++)
+                        if (*c == '.')
+                                *c = '/';
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return umw_fail_errno(err, "sysctl %s", key);
+                const char *value = spec->sysctl[i].value;
+                int r = umw_write_all(fd, value, strlen(value));
+                if (r < 0)
+                        return umw_fail_sys(err, -r, "sysctl %s=%s", key, value);
+        }
+        return 0;
+}
+
+static int build_mount_namespace(const struct init_args *a, pid_t host_pid, struct umw_error **err)
+{
+        const struct spec *spec = a->spec;
+        _cleanup_close_ int rootfs_fd = -1;
+        int r = rootfs_prepare(spec, a->rootfs, &rootfs_fd, err);
+        if (r == 0)
+                r = mounts_setup(spec, rootfs_fd, a->new_userns, err);
+        if (r == 0)
+                r = devices_setup(spec, rootfs_fd, a->new_userns, err);
+        if (r < 0)
+                return r;
+        bool parent_hooks =
+            spec->hooks[SPEC_HOOK_PRESTART].count || spec->hooks[SPEC_HOOK_CREATE_RUNTIME].count;
+        if (parent_hooks) {
+                r = sync_send(a->sync_fd, SYNC_HOOKS, 0, err);
+                if (r == 0)
+                        r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", NULL, err);
+                if (r < 0)
+                        return r;
+        }
+        r = run_hooks_inside(a, SPEC_HOOK_CREATE_CONTAINER, "createContainer", host_pid,
+                             STATUS_CREATING, err);
+        if (r == 0)
+                r = rootfs_pivot(a->rootfs, a->no_pivot, err);
+        return r;
+}
+
+static int init_setup(const struct init_args *a, pid_t *host_pid, char **exe,
+                      struct seccomp_filter **filter, struct umw_error **err)
+{
+        const struct spec *spec = a->spec;
+        int pid = 0;
+        int r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", &pid, err);
+        if (r < 0)
+                return r;
+        *host_pid = pid;
+        if (a->new_userns && (r = become_root_in_userns(err)) < 0)
+                return r;
+        if ((r = ns_join_paths(spec, err)) < 0 ||
+            (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
+            (r = build_mount_namespace(a, pid, err)) < 0 || (r = apply_sysctl(spec, err)) < 0)
+                return r;
+        if (spec->process.terminal) {
+                if (a->console_fd < 0)
+                        return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                        "process.terminal is set: --console-socket is required");
+                r = console_setup_pty(a->console_fd, &spec->process, err);
+                close(a->console_fd);
+                if (r < 0)
+                        return r;
+        }
+        if ((r = rootfs_finalize(spec, err)) < 0)
+                return r;
+        if ((r = process_find_executable(&spec->process, exe, err)) < 0)
+                return r;
+        if (spec->seccomp && (r = seccomp_filter_build(spec->seccomp, filter, err)) < 0)
+                return r;
+        return sync_send(a->sync_fd, SYNC_READY, 0, err);
+}
+
+static int clear_cloexec(int fd)
+{
+        int flags = fcntl(fd, F_GETFD);
+        if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+                return -errno;
+        return 0;
+}
+
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
+                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+{
+        int r;
+        if ((r = process_set_rlimits(p, err)) < 0 || (r = process_set_oom_score_adj(p, err)) < 0 ||
+            (r = caps_drop_bounding(&p->caps, err)) < 0 || (r = process_set_user(p, err)) < 0 ||
+            (r = caps_apply(&p->caps, err)) < 0)
+                return r;
+        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "set no_new_privs");
+        if ((r = process_chdir(p, err)) < 0)
+                return r;
+        umask(p->has_umask ? p->umask : 0022);
+        for (int fd = 3; fd < 3 + preserve_fds; fd++)
+                if (clear_cloexec(fd) < 0 && errno != EBADF)
+                        return umw_fail_errno(err, "preserve fd %d", fd);
+        /* Nothing of the runtime's may reach the workload (CVE-2024-21626):
+         * every fd past the preserved ones goes, but for those that close on
+         * exec and report its success. */
+        r = umw_close_fds_from(3 + preserve_fds, keep, nkeep);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "close inherited fds");
+        /* umwelt-run blocks signals while it supervises; the workload starts clean. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (filter && (r = seccomp_filter_load(filter, err)) < 0)
+                return r;
+        execve(exe, (char *const *)p->args, (char *const *)p->env);
+        return umw_fail_errno(err, "exec %s", exe);
+}
+
+/* Blocks until `start` connects, then runs what comes between start and the
+ * workload. Returns the connection, on which a failure is reported. */
+static int wait_for_start(const struct init_args *a, int *conn, struct umw_error **err)
+{
+        int fd;
+        do
+                fd = accept4(a->start_fd, NULL, NULL, SOCK_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+                return umw_fail_errno(err, "wait for start");
+        *conn = fd;
+        return sync_expect(fd, SYNC_GO, "umwelt-run start", NULL, err);
+}
+
+void init_main(const struct init_args *a)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        _cleanup_free_ char *exe = NULL;
+        struct seccomp_filter *filter = NULL;
+        pid_t host_pid = 0;
+        int conn = -1;
+
+        if (init_setup(a, &host_pid, &exe, &filter, &err) < 0) {
+                sync_send_error(a->sync_fd, err);
+                _exit(1);
+        }
+        close(a->sync_fd);
+        if (wait_for_start(a, &conn, &err) == 0 &&
+            run_hooks_inside(a, SPEC_HOOK_START_CONTAINER, "startContainer", host_pid,
+                             STATUS_CREATED, &err) == 0) {
+                close(a->start_fd);
+                int keep[] = {conn};
+                init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1, &err);
+        }
+        if (conn >= 0)
+                sync_send_error(conn, err);
+        _exit(127);
+}

@@ -1,1 +1,41 @@
-/* runtime/init: being written */
+/* The container's first process, from clone to execve. It builds the
+ * container from inside (mounts, devices, pivot_root, terminal, masked
+ * paths), reports READY, waits for `start`, drops everything it was not
+ * granted and execs the workload. Every failure is sent back to umwelt-run
+ * over the sync socket before the init exits. */
+#ifndef UMW_INIT_H
+#define UMW_INIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct spec;
+
+struct init_args {
+        const struct spec *spec;
+        const char *id;
+        const char *bundle;
+        const char *rootfs; /* absolute path of the rootfs */
+        int sync_fd;        /* SOCK_SEQPACKET to umwelt-run */
+        int start_fd;       /* listening SOCK_SEQPACKET socket `start` connects to */
+        int console_fd;     /* connected console socket, or -1 */
+        int preserve_fds;   /* fds 3 .. 3+n-1 pass through to the workload */
+        bool no_pivot;
+        bool no_new_keyring;
+        bool new_userns;
+};
+
+__attribute__((noreturn)) void init_main(const struct init_args *a);
+
+struct spec_process;
+struct seccomp_filter;
+struct umw_error;
+
+/* The last steps of every container process, the init's and exec's alike:
+ * limits, capabilities, user, no_new_privs, cwd, umask, fds, seccomp, then
+ * execve(exe). Returns only on failure. keep: fds above the preserved ones
+ * that must stay open until execve (they are O_CLOEXEC). */
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
+                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err);
+
+#endif

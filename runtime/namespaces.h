@@ -1,1 +1,27 @@
-/* runtime/namespaces: being written */
+/* Namespaces: which to create, which to join by path, and the user
+ * namespace's id maps written from outside. */
+#ifndef UMW_NAMESPACES_H
+#define UMW_NAMESPACES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct spec;
+struct umw_error;
+
+/* CLONE_NEW* flags of the namespaces the spec asks to create (time excluded:
+ * it can only be entered by children, see ns_prepare_parent). */
+int ns_clone_flags(const struct spec *spec);
+/* Refuses combinations the runtime cannot build (no mount namespace, a
+ * joined user namespace, ...), before anything is created. */
+int ns_check(const struct spec *spec, struct umw_error **err);
+/* In umwelt-run, before clone: the namespaces that only take effect for
+ * children (pid joined by path; time, new with its offsets or joined). */
+int ns_prepare_parent(const struct spec *spec, struct umw_error **err);
+/* In the init, after its user namespace is mapped: setns into every
+ * namespace the spec names by path (except user, pid and time). */
+int ns_join_paths(const struct spec *spec, struct umw_error **err);
+/* From umwelt-run: writes the init's uid_map, setgroups and gid_map. */
+int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err);
+
+#endif

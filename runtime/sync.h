@@ -1,1 +1,26 @@
-/* runtime/sync: being written */
+/* The conversation between umwelt-run and the container init it cloned, over
+ * a SOCK_SEQPACKET pair: each step waits for the other side, and a failure in
+ * the init travels back as an error message rather than a bare exit code. */
+#ifndef UMW_SYNC_H
+#define UMW_SYNC_H
+
+#include <sys/types.h>
+
+struct umw_error;
+
+enum sync_msg {
+        SYNC_GO = 1, /* parent -> init: ids mapped, cgroup joined, hooks run */
+        SYNC_HOOKS,  /* init -> parent: run prestart and createRuntime hooks now */
+        SYNC_READY,  /* init -> parent: created, waiting for start */
+        SYNC_PID,    /* child -> parent: the pid of the process that will exec */
+        SYNC_ERROR,  /* either way: the step failed; the message says why */
+};
+
+int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err);
+/* Sends *failure itself, so the other side can report it as its own. */
+void sync_send_error(int fd, const struct umw_error *failure);
+/* Waits for a message of type; an SYNC_ERROR received becomes *err, and a
+ * closed socket means the peer died: "what" names it in the message. */
+int sync_expect(int fd, enum sync_msg type, const char *what, int *value, struct umw_error **err);
+
+#endif

@@ -1,0 +1,25 @@
+/* One function per verb. argv[0] is the verb; each returns the exit status
+ * (0, or the container's for run/exec) or a negative error in *err. */
+#ifndef UMW_VERBS_H
+#define UMW_VERBS_H
+
+#include "opts.h"
+
+struct umw_error;
+
+#define VERB(name)                                                                                 \
+        int verb_##name(struct global_opts *g, int argc, char **argv, struct umw_error **err)
+
+VERB(create);
+VERB(run);
+VERB(start);
+VERB(kill);
+VERB(delete);
+VERB(state);
+VERB(list);
+VERB(ps);
+VERB(exec);
+VERB(features);
+VERB(spec);
+
+#endif
