@@ -18,10 +18,13 @@ struct mount_opts {
         unsigned long clear;       /* MS_* explicitly cleared ("rw", "suid", ...) */
         unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED|MS_UNBINDABLE, | MS_REC */
         bool bind, recursive;      /* "bind" / "rbind" */
+        bool tmpcopyup;            /* tmpfs: copy what the destination held into it */
         char *data;                /* the rest, comma-joined, for the filesystem; malloc'd */
 };
 
-/* Pure: splits options; an unknown "flag-looking" option goes to data. */
+/* Pure: splits options; anything it does not know goes to data for the
+ * filesystem. "idmap"/"ridmap" are refused (UMW_EXIT_CONFIG): idmapped
+ * mounts are not supported, and ignoring them would give wrong owners. */
 int mount_opts_parse(const char *const *options, size_t n, struct mount_opts *out,
                      struct umw_error **err);
 void mount_opts_release(struct mount_opts *o);
@@ -31,5 +34,20 @@ void mount_opts_release(struct mount_opts *o);
  * container has its own user namespace (sysfs and cgroup fall back to binds
  * where the kernel refuses a new instance). */
 int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, struct umw_error **err);
+
+/* Path resolution inside a root, shared with devices.c and rootfs.c. */
+
+/* openat2(root_fd, path, flags | O_CLOEXEC) with RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS | resolve: path is taken as if root_fd were "/".
+ * Returns the fd or -errno (no error recorded: ENOENT is often expected). */
+int root_openat(int root_fd, const char *path, int flags, unsigned long long resolve);
+
+enum root_create { ROOT_CREATE_DIR, ROOT_CREATE_FILE };
+/* Opens path inside root_fd as an O_PATH fd, creating missing parent
+ * directories and the last component (a directory, or an empty file to
+ * mount a file on). A dangling symlink on the way is followed inside the
+ * root and its target created there, as runc and crun do. */
+int root_open_create(int root_fd, const char *path, enum root_create create,
+                     struct umw_error **err);
 
 #endif

@@ -1,1 +1,262 @@
-/* runtime/rootfs: being written */
+/* The container's root: its propagation, the bind of the rootfs onto itself
+ * that pivot_root needs, the pivot itself, and what is done to the tree
+ * afterwards (masked and read-only paths, a read-only root). */
+#include "rootfs.h"
+#include "mounts.h"
+#include "spec.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static int set_propagation(int fd, const char *path, unsigned long prop)
+{
+        struct mount_attr a = {.propagation = prop & ~(unsigned long)MS_REC};
+        unsigned int flags = (prop & MS_REC ? AT_RECURSIVE : 0) | (*path ? 0 : AT_EMPTY_PATH);
+        return mount_setattr(fd, path, flags, &a, sizeof(a)) < 0 ? -errno : 0;
+}
+
+/* linux.rootfsPropagation as MS_* (always recursive); rslave when absent. */
+static int rootfs_propagation(const struct spec *spec, unsigned long *prop, struct umw_error **err)
+{
+        *prop = MS_SLAVE | MS_REC;
+        if (!spec->rootfs_propagation)
+                return 0;
+        struct mount_opts o;
+        int r = mount_opts_parse(&spec->rootfs_propagation, 1, &o, err);
+        if (r < 0)
+                return r;
+        bool only_propagation = o.propagation && !o.flags && !o.clear && !o.data;
+        mount_opts_release(&o);
+        if (!only_propagation)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "config.json: linux.rootfsPropagation: expected private, shared, "
+                                "slave or unbindable (optionally with an r prefix), got \"%s\"",
+                                spec->rootfs_propagation);
+        *prop = o.propagation | MS_REC;
+        return 0;
+}
+
+/* The mount that fd lies in, opened at its root. */
+static int open_mount_root(int fd)
+{
+        int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
+                struct statx stx;
+                if (statx(cur, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) <
+                    0)
+                        break;
+                if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT &&
+                    stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)
+                        return cur;
+                int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                close(cur);
+                cur = up;
+        }
+        if (cur >= 0)
+                close(cur);
+        return -1;
+}
+
+/* pivot_root refuses a new root whose parent mount is shared. */
+static int make_parent_private(int rootfs_fd, struct umw_error **err)
+{
+        _cleanup_close_ int parent = open_mount_root(rootfs_fd);
+        if (parent < 0)
+                return umw_fail_errno(err, "find the mount holding the rootfs");
+        int r = set_propagation(parent, "", MS_PRIVATE);
+        return r < 0 ? umw_fail_sys(err, -r, "make the rootfs's parent mount private") : 0;
+}
+
+int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
+                   struct umw_error **err)
+{
+        unsigned long prop;
+        int r = rootfs_propagation(spec, &prop, err);
+        if (r < 0)
+                return r;
+        if ((r = set_propagation(AT_FDCWD, "/", prop)) < 0)
+                return umw_fail_sys(err, -r, "set propagation of /");
+        _cleanup_close_ int before = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (before < 0)
+                return umw_fail_errno(err, "open rootfs %s", rootfs);
+        if (prop & MS_SHARED && (r = make_parent_private(before, err)) < 0)
+                return r;
+        _cleanup_close_ int tree = open_tree(
+            before, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+        if (tree < 0)
+                return umw_fail_errno(err, "bind rootfs %s", rootfs);
+        if (move_mount(tree, "", before, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return umw_fail_errno(err, "bind rootfs %s onto itself", rootfs);
+        int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "open rootfs %s", rootfs);
+        *rootfs_fd = fd;
+        return 0;
+}
+
+/* pivot_root(".", ".") stacks the old root on the new one; detaching it
+ * leaves the new root alone, with no directory for the old one needed. */
+static int pivot(struct umw_error **err)
+{
+        if (syscall(SYS_pivot_root, ".", ".") < 0) {
+                /* A shared root or rootfs mount (rootfsPropagation "shared") is
+                 * refused; both are ours to make private, the old root goes. */
+                if (errno != EINVAL || set_propagation(AT_FDCWD, "/", MS_PRIVATE) < 0 ||
+                    set_propagation(AT_FDCWD, ".", MS_PRIVATE) < 0 ||
+                    syscall(SYS_pivot_root, ".", ".") < 0)
+                        return umw_fail_errno(err, "pivot_root");
+        }
+        /* Unmounting must not propagate to the host's copy of the old root. */
+        int r = set_propagation(AT_FDCWD, ".", MS_SLAVE | MS_REC);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "make the old root a slave");
+        if (umount2(".", MNT_DETACH) < 0)
+                return umw_fail_errno(err, "detach the old root");
+        return 0;
+}
+
+static int move_to_root(int rootfs_fd, struct umw_error **err)
+{
+        if (move_mount(rootfs_fd, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return umw_fail_errno(err, "move the rootfs to /");
+        if (chroot(".") < 0)
+                return umw_fail_errno(err, "chroot");
+        return 0;
+}
+
+int rootfs_pivot(const char *rootfs, bool no_pivot, struct umw_error **err)
+{
+        _cleanup_close_ int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "open rootfs %s", rootfs);
+        if (fchdir(fd) < 0)
+                return umw_fail_errno(err, "chdir to rootfs %s", rootfs);
+        int r = no_pivot ? move_to_root(fd, err) : pivot(err);
+        if (r < 0)
+                return r;
+        if (chdir("/") < 0)
+                return umw_fail_errno(err, "chdir /");
+        return 0;
+}
+
+/* ---- after the pivot ---- */
+
+static int attach(int mnt_fd, int dest_fd)
+{
+        if (move_mount(mnt_fd, "", dest_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) <
+            0)
+                return -errno;
+        return 0;
+}
+
+static int empty_ro_tmpfs(void)
+{
+        _cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return -errno;
+        int mnt =
+            fsmount(fs, FSMOUNT_CLOEXEC,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        return mnt < 0 ? -errno : mnt;
+}
+
+/* The container's /dev/null, checked to be the real device: a rootfs could
+ * have put anything there. */
+static int open_dev_null(int root, struct umw_error **err)
+{
+        int fd = root_openat(root, "/dev/null", O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS);
+        if (fd < 0)
+                return umw_fail_sys(err, -fd, "open /dev/null");
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+                close(fd);
+                return umw_fail(err, UMW_EXIT_FAILURE, EPERM,
+                                "/dev/null in the container is not the null device");
+        }
+        return fd;
+}
+
+/* A directory gets an empty read-only tmpfs, anything else /dev/null. */
+static int mask_path(int root, const char *path, int *dev_null, struct umw_error **err)
+{
+        _cleanup_close_ int fd = root_openat(root, path, O_PATH, 0);
+        if (fd == -ENOENT)
+                return 0;
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return umw_fail_sys(err, fd < 0 ? -fd : errno, "masked path %s", path);
+        _cleanup_close_ int mnt = -1;
+        if (S_ISDIR(st.st_mode)) {
+                mnt = empty_ro_tmpfs();
+        } else {
+                if (*dev_null < 0 && (*dev_null = open_dev_null(root, err)) < 0)
+                        return umw_error_prefix(err, "masked path %s", path);
+                mnt = open_tree(*dev_null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                if (mnt < 0)
+                        mnt = -errno;
+        }
+        int r = mnt < 0 ? mnt : attach(mnt, fd);
+        return r < 0 ? umw_fail_sys(err, -r, "mask %s", path) : 0;
+}
+
+/* A recursive bind of the path onto itself, read-only throughout. */
+static int readonly_path(int root, const char *path, struct umw_error **err)
+{
+        _cleanup_close_ int fd = root_openat(root, path, O_PATH, 0);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return umw_fail_sys(err, -fd, "read-only path %s", path);
+        _cleanup_close_ int tree =
+            open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+        struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+                return umw_fail_errno(err, "read-only path %s", path);
+        int r = attach(tree, fd);
+        return r < 0 ? umw_fail_sys(err, -r, "read-only path %s", path) : 0;
+}
+
+/* Only the root mount: mounts on top of it keep their own mode. The other
+ * flags (nosuid, nodev, ...) are untouched, as a MS_REMOUNT|MS_BIND would. */
+static int readonly_root(int root, struct umw_error **err)
+{
+        struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+        if (mount_setattr(root, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+                return umw_fail_errno(err, "make / read-only");
+        return 0;
+}
+
+int rootfs_finalize(const struct spec *spec, struct umw_error **err)
+{
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return umw_fail_errno(err, "open /");
+        int r;
+        for (size_t i = 0; i < spec->n_readonly_paths; i++)
+                if ((r = readonly_path(root, spec->readonly_paths[i], err)) < 0)
+                        return r;
+        _cleanup_close_ int dev_null = -1;
+        for (size_t i = 0; i < spec->n_masked_paths; i++)
+                if ((r = mask_path(root, spec->masked_paths[i], &dev_null, err)) < 0)
+                        return r;
+        if (spec->root_readonly && (r = readonly_root(root, err)) < 0)
+                return r;
+        /* pivot_root needed a private root; give "shared" back now. */
+        unsigned long prop;
+        if ((r = rootfs_propagation(spec, &prop, err)) < 0)
+                return r;
+        if (prop & MS_SHARED && (r = set_propagation(root, "", prop)) < 0)
+                return umw_fail_sys(err, -r, "set propagation of /");
+        return 0;
+}
