@@ -161,14 +161,14 @@ static int expected_one_of(const struct umw_jloc *loc, const struct name_value *
         return umw_json_expected(loc, what, err);
 }
 
-/* "WHAT, not "GOT"", with GOT quoted so that control characters in the input
+/* "BEFORE"GOT"AFTER", with GOT quoted so that control characters in the input
  * cannot break the one-line message. */
-static int expected_not(const struct umw_jloc *loc, const char *what, const char *got,
-                        struct umw_error **err)
+static int expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
+                            const char *after, struct umw_error **err)
 {
         _cleanup_free_ char *quoted = umw_json_quote(got);
         _cleanup_free_ char *msg = NULL;
-        if (!quoted || asprintf(&msg, "%s, not %.80s", what, quoted) < 0)
+        if (!quoted || asprintf(&msg, "%s%.80s%s", before, quoted, after) < 0)
                 return oom(err);
         return umw_json_expected(loc, msg, err);
 }
@@ -293,7 +293,8 @@ static int parse_caps(yajl_val obj, const struct umw_jloc *loc, struct spec_caps
                         if (r < 0)
                                 return r;
                         if (caps_from_name(name, &cap) < 0 || cap < 0 || cap >= 64)
-                                return expected_not(&at, "a capability name", name, err);
+                                return expected_quoting(&at, "a capability name, not ", name, "",
+                                                        err);
                         *mask |= UINT64_C(1) << cap;
                 }
         }
@@ -315,8 +316,9 @@ static int parse_rlimit(yajl_val obj, const struct umw_jloc *loc, const struct s
                 return r;
         for (size_t i = 0; i < n_prev; i++) {
                 if (prev[i].resource == rl->resource)
-                        return expected_not(&type_at, "each type at most once, repeated",
-                                            umw_json_member(obj, "type")->u.string, err);
+                        return expected_quoting(&type_at, "each type once, ",
+                                                umw_json_member(obj, "type")->u.string,
+                                                " is listed twice", err);
         }
         r = umw_json_uint64(umw_json_member(obj, "soft"), &soft_at, &rl->soft, err);
         if (r < 0)
@@ -551,8 +553,8 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
                 return r;
         struct spec_namespace *ns = &spec->namespaces[type];
         if (ns->enabled)
-                return expected_not(&type_at, "each type at most once, repeated",
-                                    spec_ns_name(type), err);
+                return expected_quoting(&type_at, "each type once, ", spec_ns_name(type),
+                                        " is listed twice", err);
         ns->enabled = true;
         yajl_val path = umw_json_member(obj, "path");
         return path ? read_absolute_path(path, &path_at, &ns->path, err) : 0;

@@ -365,8 +365,7 @@ static const struct bad_case bad_cases[] = {
      ".process.rlimits[0].hard: expected an unsigned 64-bit integer"},
     {PROC("\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":1,\"hard\":1},"
           "{\"type\":\"RLIMIT_NOFILE\",\"soft\":2,\"hard\":2}]"),
-     ".process.rlimits[1].type: expected each type at most once, repeated, not "
-     "\"RLIMIT_NOFILE\""},
+     ".process.rlimits[1].type: expected each type once, \"RLIMIT_NOFILE\" is listed twice"},
     {PROC("\"oomScoreAdj\":1001"), ".process.oomScoreAdj: expected an integer from -1000 to 1000"},
     {PROC("\"noNewPrivileges\":null,\"oomScoreAdj\":1.5"),
      ".process.oomScoreAdj: expected an integer from -1000 to 1000"},
@@ -385,7 +384,7 @@ static const struct bad_case bad_cases[] = {
      ".linux.namespaces[1].type: expected one of user, mount, pid, network, ipc, uts, cgroup, "
      "time"},
     {LINUX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"pid\"}]"),
-     ".linux.namespaces[2].type: expected each type at most once, repeated, not \"pid\""},
+     ".linux.namespaces[2].type: expected each type once, \"pid\" is listed twice"},
     {LINUX("\"namespaces\":[{\"type\":\"net\"}]"), ".linux.namespaces[0].type: expected one of"},
     {LINUX("\"namespaces\":[{\"type\":\"network\",\"path\":\"ns/net\"}]"),
      ".linux.namespaces[0].path: expected an absolute path"},
