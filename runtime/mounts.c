@@ -669,24 +669,24 @@ static bool has_controllers(const char *superopts, const char *ctrls)
 }
 
 /* Finds this process's line in /proc/self/cgroup for a hierarchy: v1 by its
- * controllers, v2 by the empty list. Sets ctrls and path (pointing into a
- * copy the caller frees through *line). */
-static bool own_cgroup(const struct cgroup_ctx *c, bool v2, const char *superopts, char **line,
+ * controllers, v2 by the empty list. ctrls and path point into *copy. */
+static bool own_cgroup(const char *self_cgroup, bool v2, const char *superopts, char **copy,
                        const char **ctrls, const char **path)
 {
-        for (const char *l = c->self_cgroup; l && *l;
-             l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                free(*line);
-                *line = strndup(l, strcspn(l, "\n"));
-                char *c1 = *line ? strchr(*line, ':') : NULL;
+        *copy = strdup(self_cgroup);
+        char *save = NULL;
+        for (char *l = *copy ? strtok_r(*copy, "\n", &save) : NULL; l;
+             l = strtok_r(NULL, "\n", &save)) {
+                char *c1 = strchr(l, ':');
                 char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
                 if (!c2)
                         continue;
                 *c2 = '\0';
-                *ctrls = c1 + 1;
-                *path = c2 + 1;
-                if (v2 ? **ctrls == '\0' : **ctrls != '\0' && has_controllers(superopts, *ctrls))
+                if (v2 ? c1[1] == '\0' : c1[1] != '\0' && has_controllers(superopts, c1 + 1)) {
+                        *ctrls = c1 + 1;
+                        *path = c2 + 1;
                         return true;
+                }
         }
         return false;
 }
@@ -697,10 +697,11 @@ static int cgroup_hierarchy(const struct cgroup_ctx *c, const char *mountpoint, 
                             const char *fstype, const char *superopts, struct umw_error **err)
 {
         bool v2 = strcmp(fstype, "cgroup2") == 0;
-        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ char *copy = NULL;
         const char *ctrls = NULL, *path = NULL;
-        if (!own_cgroup(c, v2, superopts, &line, &ctrls, &path))
-                path = root;
+        if (!own_cgroup(c->self_cgroup, v2, superopts, &copy, &ctrls, &path))
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOENT,
+                                "no entry in /proc/self/cgroup for %s", mountpoint);
         if (c->cgroupns) {
                 struct mount_opts o = {.data = v2 ? NULL : (char *)ctrls};
                 return fs_new(fstype, "cgroup", &o, true, c->in_userns, err);

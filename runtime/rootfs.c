@@ -47,37 +47,6 @@ static int rootfs_propagation(const struct spec *spec, unsigned long *prop, stru
         return 0;
 }
 
-/* The mount that fd lies in, opened at its root. */
-static int open_mount_root(int fd)
-{
-        int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
-                struct statx stx;
-                if (statx(cur, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) <
-                    0)
-                        break;
-                if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT &&
-                    stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)
-                        return cur;
-                int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                close(cur);
-                cur = up;
-        }
-        if (cur >= 0)
-                close(cur);
-        return -1;
-}
-
-/* pivot_root refuses a new root whose parent mount is shared. */
-static int make_parent_private(int rootfs_fd, struct umw_error **err)
-{
-        _cleanup_close_ int parent = open_mount_root(rootfs_fd);
-        if (parent < 0)
-                return umw_fail_errno(err, "find the mount holding the rootfs");
-        int r = set_propagation(parent, "", MS_PRIVATE);
-        return r < 0 ? umw_fail_sys(err, -r, "make the rootfs's parent mount private") : 0;
-}
-
 int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
                    struct umw_error **err)
 {
@@ -85,13 +54,15 @@ int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
         int r = rootfs_propagation(spec, &prop, err);
         if (r < 0)
                 return r;
-        if ((r = set_propagation(AT_FDCWD, "/", prop)) < 0)
+        /* Until the pivot nothing set up here may propagate back to the host,
+         * and pivot_root refuses shared mounts: shared and unbindable are
+         * applied to the new root by rootfs_finalize. */
+        unsigned long before_pivot = (prop & MS_PRIVATE ? MS_PRIVATE : MS_SLAVE) | MS_REC;
+        if ((r = set_propagation(AT_FDCWD, "/", before_pivot)) < 0)
                 return umw_fail_sys(err, -r, "set propagation of /");
         _cleanup_close_ int before = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (before < 0)
                 return umw_fail_errno(err, "open rootfs %s", rootfs);
-        if (prop & MS_SHARED && (r = make_parent_private(before, err)) < 0)
-                return r;
         _cleanup_close_ int tree = open_tree(
             before, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (tree < 0)
@@ -109,14 +80,8 @@ int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
  * leaves the new root alone, with no directory for the old one needed. */
 static int pivot(struct umw_error **err)
 {
-        if (syscall(SYS_pivot_root, ".", ".") < 0) {
-                /* A shared root or rootfs mount (rootfsPropagation "shared") is
-                 * refused; both are ours to make private, the old root goes. */
-                if (errno != EINVAL || set_propagation(AT_FDCWD, "/", MS_PRIVATE) < 0 ||
-                    set_propagation(AT_FDCWD, ".", MS_PRIVATE) < 0 ||
-                    syscall(SYS_pivot_root, ".", ".") < 0)
-                        return umw_fail_errno(err, "pivot_root");
-        }
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return umw_fail_errno(err, "pivot_root");
         /* Unmounting must not propagate to the host's copy of the old root. */
         int r = set_propagation(AT_FDCWD, ".", MS_SLAVE | MS_REC);
         if (r < 0)
@@ -252,11 +217,10 @@ int rootfs_finalize(const struct spec *spec, struct umw_error **err)
                         return r;
         if (spec->root_readonly && (r = readonly_root(root, err)) < 0)
                 return r;
-        /* pivot_root needed a private root; give "shared" back now. */
         unsigned long prop;
         if ((r = rootfs_propagation(spec, &prop, err)) < 0)
                 return r;
-        if (prop & MS_SHARED && (r = set_propagation(root, "", prop)) < 0)
+        if (prop & (MS_SHARED | MS_UNBINDABLE) && (r = set_propagation(root, "", prop)) < 0)
                 return umw_fail_sys(err, -r, "set propagation of /");
         return 0;
 }
