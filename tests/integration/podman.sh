@@ -1,0 +1,275 @@
+#!/bin/bash
+# podman 4.3 + conmon driving the runtime under test, as a podman user would:
+# run, detach/exec/stop/rm, terminals, a locked-down container, networks and
+# --init. Podman gets a private containers.conf, storage, lock files, network
+# config and event log under one temp dir, so the machine's own podman state
+# is never read or changed; the temp dir is reset and removed at the end.
+#
+# Environment (besides lib.sh's): UMW_PODMAN=podman binary,
+# UMW_PODMAN_DRIVER=storage driver (overlay; vfs where the temp dir is
+# itself on overlayfs). Every podman call is bounded by `timeout 120`.
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+export LC_ALL=C
+PODMAN=${UMW_PODMAN:-podman}
+DRIVER=${UMW_PODMAN_DRIVER:-overlay}
+IMG=localhost/umwelt-busybox
+# The subnet of the private default network; podman's own default is 10.88/16.
+SUBNET_RE='^10\.223\.71\.'
+
+TESTS=(
+	import "podman import makes $IMG from a busybox rootfs"
+	run_rm "run --rm prints the command's output"
+	run_rc "run --rm returns the container's exit status"
+	run_ulimits "default_ulimits from containers.conf are applied"
+	detach "run -d leaves a running container"
+	exec "exec runs a command in the running container"
+	exec_tty "exec -t gives the command a terminal"
+	stop "stop delivers SIGTERM and the container exits 0"
+	rm "rm removes the stopped container"
+	run_tty "run -t gives the container a terminal"
+	locked_caps "--cap-drop all: CapEff is 0"
+	locked_nnp "--security-opt no-new-privileges: NoNewPrivs is 1"
+	locked_ro "--read-only: writing to / fails"
+	net_none "--network none: only lo"
+	net_bridge "default bridge network: eth0 with an address in the subnet"
+	net_gateway "default bridge network: the host's bridge address answers ping"
+	init "--init: pid 1 is catatonit"
+	cleanup "rm -af and rmi -af leave no container, image, process or cgroup"
+)
+
+skip_all() {
+	local i
+	printf '# SKIP podman suite: %s\n' "$1" >&2
+	for ((i = 0; i < ${#TESTS[@]}; i += 2)); do
+		t_skip "${TESTS[i + 1]}" "$1"
+	done
+	t_done
+}
+
+[[ $(id -u) -eq 0 ]] || skip_all "needs root"
+command -v "$PODMAN" >/dev/null || skip_all "podman not installed"
+command -v conmon >/dev/null || skip_all "conmon not installed"
+[[ -x $RT ]] || t_bail "runtime $RT is not executable (build it, or set UMW_RUNTIME)"
+
+# Rootful podman keeps a few things at fixed paths whatever its configuration
+# says: the image blob-info cache (/var/lib/containers/cache) and netavark's
+# IPAM database (/run/containers/networks). The suite runs in a mount
+# namespace of its own where both are empty tmpfs, so the machine's copies are
+# never written; every mount podman makes goes away with that namespace too.
+if [[ -z ${UMW_PODMAN_PRIVATE_NS:-} ]]; then
+	UMW_PODMAN_PRIVATE_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
+	t_bail "cannot unshare a mount namespace"
+fi
+for d in /var/lib/containers /run/containers; do
+	mkdir -p "$d" && mount -t tmpfs -o mode=0700 umwt-podman "$d" || t_bail "cannot mount a tmpfs on $d"
+done
+
+P_TMP=$(mktemp -d "${TMPDIR:-/tmp}/umwt-podman.XXXXXX") || t_bail "mktemp failed"
+# conmon learns CONTAINERS_CONF from podman and passes it to the exit command
+# (`podman container cleanup`), so cleanup runs with this configuration too.
+export CONTAINERS_CONF=$P_TMP/containers.conf
+export CONTAINERS_STORAGE_CONF=$P_TMP/storage.conf
+unset CONTAINER_HOST CONTAINER_CONNECTION
+
+PODMAN_ARGV=("$PODMAN" --root "$P_TMP/root" --runroot "$P_TMP/runroot"
+	--storage-driver "$DRIVER" --runtime "$RT")
+
+# pm ARGS...: podman bound to the private configuration and storage.
+pm() { timeout -k 10 120 "${PODMAN_ARGV[@]}" "$@"; }
+
+# pm_tty ARGS...: pm under a pseudo-terminal, as podman -t wants one on stdin.
+# The timeout sits outside script(1): inside, timeout's own process group would
+# not be the terminal's foreground group and podman would stop on SIGTTOU.
+pm_tty() {
+	timeout -k 10 120 script -qec "exec $(printf '%q ' "${PODMAN_ARGV[@]}" "$@")" /dev/null \
+		</dev/null | tr -d '\r'
+}
+
+p_cleanup() {
+	if [[ -d $P_TMP ]]; then
+		pm rm -af -t 0 >/dev/null 2>&1
+		pm rmi -af >/dev/null 2>&1
+		# Only ever on the private --root/--runroot of this file.
+		pm system reset -f >/dev/null 2>&1
+		umount_under "$P_TMP"
+		if [[ ${UMW_KEEP:-0} == 1 ]]; then
+			printf '# kept %s\n' "$P_TMP"
+		else
+			rm -rf --one-file-system "$P_TMP"
+		fi
+	fi
+	return 0
+}
+trap p_cleanup EXIT
+trap 'exit 130' INT TERM
+
+write_config() {
+	mkdir -p "$P_TMP/networks" || return 1
+	sed -e "s|@TMP@|$P_TMP|g" -e "s|@RUNTIME@|$RT|g" \
+		"$HERE/podman/containers.conf.in" >"$CONTAINERS_CONF" || return 1
+	# The default network, with a bridge name of its own so that it cannot
+	# meet the machine's podman0.
+	cp "$HERE/podman/umwelt-test.json" "$P_TMP/networks/" || return 1
+	printf '[storage]\ndriver = "%s"\ngraphroot = "%s/root"\nrunroot = "%s/runroot"\n' \
+		"$DRIVER" "$P_TMP" "$P_TMP" >"$CONTAINERS_STORAGE_CONF"
+}
+
+make_image_tar() {
+	local r=$P_TMP/rootfs a
+	mkdir -p "$r"/{bin,dev,etc,proc,sys,tmp,run,root} || return 1
+	chmod 1777 "$r/tmp"
+	cp /bin/busybox "$r/bin/busybox" || return 1
+	for a in $(/bin/busybox --list); do
+		[[ $a == busybox ]] || ln -s busybox "$r/bin/$a"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$r/etc/passwd"
+	printf 'root:x:0:\n' >"$r/etc/group"
+	tar -C "$r" -cf "$P_TMP/rootfs.tar" .
+}
+
+# ------------------------------------------------------------------ tests
+
+test_import() {
+	local out
+	out=$(make_image_tar 2>&1 && pm import -q "$P_TMP/rootfs.tar" "$IMG" 2>&1) ||
+		{ t_fail "$1" "$out"; return; }
+	t_eq "$1" "$IMG:latest" "$(pm images --format '{{.Repository}}:{{.Tag}}' 2>&1)"
+}
+
+test_run_rm() {
+	t_eq "$1" "hello from umwelt" "$(pm run --rm "$IMG" echo hello from umwelt 2>&1)"
+}
+
+test_run_rc() {
+	local out rc
+	out=$(pm run --rm "$IMG" sh -c 'exit 7' 2>&1)
+	rc=$?
+	t_eq "$1" 7 "$rc" "$out"
+}
+
+test_run_ulimits() {
+	t_eq "$1" "20000 20000 32768" \
+		"$(pm run --rm "$IMG" sh -c 'echo $(ulimit -Sn) $(ulimit -Hn) $(ulimit -Hu)' 2>&1)"
+}
+
+# The detached container traps SIGTERM, so a clean stop proves podman's
+# `kill` reached it through the runtime.
+test_detach() {
+	local out
+	out=$(pm run -d --name umwt-detached "$IMG" \
+		sh -c 'trap "exit 0" TERM; while :; do sleep 0.2; done' 2>&1) ||
+		{ t_fail "$1" "$out"; return; }
+	t_eq "$1" running "$(pm inspect -f '{{.State.Status}}' umwt-detached 2>&1)"
+}
+
+test_exec() {
+	t_eq "$1" "exec-ok 1" \
+		"$(pm exec umwt-detached sh -c 'echo exec-ok $(cat /proc/1/cmdline | tr "\0" " " | grep -c trap)' 2>&1)"
+}
+
+test_exec_tty() {
+	local out
+	out=$(pm_tty exec -t umwt-detached sh -c 'tty; [ -t 1 ] && echo stdout-is-a-tty' 2>&1)
+	t_match "$1" $'^/dev/pts/[0-9]+\nstdout-is-a-tty' "$out"
+}
+
+test_stop() {
+	local out
+	out=$(pm stop -t 10 umwt-detached 2>&1) || { t_fail "$1" "$out"; return; }
+	t_eq "$1" "exited 0" \
+		"$(pm inspect -f '{{.State.Status}} {{.State.ExitCode}}' umwt-detached 2>&1)"
+}
+
+test_rm() {
+	local out
+	out=$(pm rm umwt-detached 2>&1) || { t_fail "$1" "$out"; return; }
+	t_eq "$1" "" "$(pm ps -aq 2>&1)"
+}
+
+test_run_tty() {
+	local out
+	out=$(pm_tty run --rm -t "$IMG" sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo stdio-is-a-tty' 2>&1)
+	t_match "$1" $'^/dev/pts/[0-9]+\nstdio-is-a-tty' "$out"
+}
+
+LOCKED_OUT=
+run_locked() {
+	LOCKED_OUT=$(pm run --rm --read-only --cap-drop all --security-opt no-new-privileges "$IMG" \
+		sh -c 'grep -E "^(CapEff|NoNewPrivs):" /proc/self/status
+		       if touch /written 2>/dev/null; then echo root-writable; else echo root-read-only; fi' 2>&1)
+}
+
+test_locked_caps() {
+	run_locked
+	t_match "$1" $'CapEff:\t0000000000000000' "$LOCKED_OUT"
+}
+
+test_locked_nnp() {
+	t_match "$1" $'NoNewPrivs:\t1' "$LOCKED_OUT"
+}
+
+test_locked_ro() {
+	t_match "$1" $'\nroot-read-only$' "$LOCKED_OUT"
+}
+
+test_net_none() {
+	t_eq "$1" "lo lo" "$(pm run --rm --network none "$IMG" \
+		sh -c 'echo $(ls /sys/class/net) $(sed -n "3,\$s/:.*//p" /proc/net/dev)' 2>&1)"
+}
+
+test_net_bridge() {
+	local out
+	out=$(pm run --rm "$IMG" sh -c 'ls /sys/class/net | tr "\n" " "; echo
+		ip -4 -o addr show dev eth0 | awk "{print \$4}"' 2>&1)
+	t_match "$1" "^eth0 lo "$'\n'"${SUBNET_RE#^}" "$out"
+}
+
+# Only the host's own end of the bridge is contacted; nothing leaves the machine.
+test_net_gateway() {
+	t_match "$1" "1 packets received" "$(pm run --rm "$IMG" \
+		sh -c 'ping -c 1 -W 5 $(ip route | awk "/^default/ {print \$3}")' 2>&1)"
+}
+
+test_init() {
+	local want out
+	want=$(md5sum </usr/bin/catatonit)
+	out=$(pm run --rm --init "$IMG" sh -c 'tr "\0" " " </proc/1/cmdline; echo
+		md5sum </proc/1/exe; echo sh-pid=$$' 2>&1)
+	t_match "$1" $'^/run/podman-init -- sh -c .*\n'"${want%% *}"$'.*\nsh-pid=[0-9]+$' "$out" \
+		"(the second line should be catatonit's md5sum)"
+	[[ $out =~ sh-pid=1$ ]] && t_diag "sh ran as pid 1"
+}
+
+test_cleanup() {
+	local ids id d left=() out
+	ids=$(pm ps -aq --no-trunc 2>/dev/null)
+	pm rm -af -t 0 >/dev/null 2>&1
+	pm rmi -af >/dev/null 2>&1
+	out=$(pm ps -aq 2>&1; pm images -q 2>&1)
+	[[ -n $out ]] && left+=("podman still lists: $out")
+	for id in $ids; do
+		for d in /sys/fs/cgroup/*/libpod_parent/libpod-"$id" /sys/fs/cgroup/libpod_parent/libpod-"$id"; do
+			[[ -d $d ]] && left+=("cgroup left: $d")
+		done
+	done
+	out=$(pgrep -af "$P_TMP")
+	[[ -n $out ]] && left+=("processes left: $out")
+	if ((${#left[@]} == 0)); then
+		t_ok "$1"
+	else
+		t_fail "$1" "${left[@]}"
+	fi
+}
+
+# ------------------------------------------------------------------ main
+
+write_config || t_bail "cannot write $CONTAINERS_CONF"
+t_diag "runtime: $RT" "podman: $("$PODMAN" --version)" "storage: $DRIVER under $P_TMP"
+for ((i = 0; i < ${#TESTS[@]}; i += 2)); do
+	"test_${TESTS[i]}" "${TESTS[i + 1]}"
+done
+t_done
