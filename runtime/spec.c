@@ -113,6 +113,7 @@ static const char *const process_keys[] = {
     /* Security labels: this runtime has no LSM support, and podman sets
      * them on every container, so they are expected here. */
     "apparmorProfile", "selinuxLabel", NULL};
+/* mountLabel is the SELinux label for mounts, unused like the ones above. */
 static const char *const linux_keys[] = {
     "namespaces",  "uidMappings", "gidMappings",       "devices",     "cgroupsPath",
     "resources",   "sysctl",      "seccomp",           "maskedPaths", "readonlyPaths",
