@@ -9,6 +9,8 @@
 # UMW_PODMAN_DRIVER=storage driver (overlay; vfs where the temp dir is
 # itself on overlayfs). Every podman call is bounded by `timeout 120`.
 
+# Commands for the container's shell are single-quoted on purpose.
+# shellcheck disable=SC2016
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
@@ -61,11 +63,15 @@ command -v conmon >/dev/null || skip_all "conmon not installed"
 # namespace of its own where both are empty tmpfs, so the machine's copies are
 # never written; every mount podman makes goes away with that namespace too.
 if [[ -z ${UMW_PODMAN_PRIVATE_NS:-} ]]; then
-	UMW_PODMAN_PRIVATE_NS=1 exec unshare --mount --propagation private -- bash "$0" "$@"
-	t_bail "cannot unshare a mount namespace"
+	unshare --mount true || t_bail "cannot unshare a mount namespace"
+	export UMW_PODMAN_PRIVATE_NS=1
+	unshare --mount --propagation private -- bash "$0" "$@"
+	exit
 fi
 for d in /var/lib/containers /run/containers; do
-	mkdir -p "$d" && mount -t tmpfs -o mode=0700 umwt-podman "$d" || t_bail "cannot mount a tmpfs on $d"
+	if ! mkdir -p "$d" || ! mount -t tmpfs -o mode=0700 umwt-podman "$d"; then
+		t_bail "cannot mount a tmpfs on $d"
+	fi
 done
 
 P_TMP=$(mktemp -d "${TMPDIR:-/tmp}/umwt-podman.XXXXXX") || t_bail "mktemp failed"
