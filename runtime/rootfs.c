@@ -76,16 +76,22 @@ int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
         return 0;
 }
 
-/* pivot_root(".", ".") stacks the old root on the new one; detaching it
- * leaves the new root alone, with no directory for the old one needed. */
+/* pivot_root(".", ".") stacks the old root on the new one, so no directory
+ * for it is needed. "." would name the new root's mount to mount_setattr,
+ * so the old root is reached through an fd opened before the pivot. */
 static int pivot(struct umw_error **err)
 {
+        _cleanup_close_ int old_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (old_root < 0)
+                return umw_fail_errno(err, "open /");
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return umw_fail_errno(err, "pivot_root");
         /* Unmounting must not propagate to the host's copy of the old root. */
-        int r = set_propagation(AT_FDCWD, ".", MS_SLAVE | MS_REC);
+        int r = set_propagation(old_root, "", MS_SLAVE | MS_REC);
         if (r < 0)
                 return umw_fail_sys(err, -r, "make the old root a slave");
+        if (fchdir(old_root) < 0)
+                return umw_fail_errno(err, "chdir to the old root");
         if (umount2(".", MNT_DETACH) < 0)
                 return umw_fail_errno(err, "detach the old root");
         return 0;
