@@ -190,7 +190,7 @@ static int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_v
 
 static int read_u32(yajl_val v, const struct umw_jloc *loc, uint32_t *out, struct umw_error **err)
 {
-        int64_t n;
+        int64_t n = 0;
         int r = umw_json_int64(v, loc, 0, UINT32_MAX, &n, err);
         if (r < 0)
                 return r;
@@ -289,7 +289,7 @@ static int parse_caps(yajl_val obj, const struct umw_jloc *loc, struct spec_caps
                 for (size_t i = 0; set && i < set->u.array.len; i++) {
                         struct umw_jloc at = umw_jloc_index(&set_at, i);
                         const char *name;
-                        int cap;
+                        int cap = 0;
                         r = umw_json_string(set->u.array.values[i], &at, &name, err);
                         if (r < 0)
                                 return r;
@@ -376,7 +376,7 @@ static int parse_console_size(yajl_val obj, const struct umw_jloc *loc, struct s
         /* The kernel's winsize holds 16 bits. */
         struct umw_jloc h_at = umw_jloc_key(loc, "height");
         struct umw_jloc w_at = umw_jloc_key(loc, "width");
-        int64_t h, w;
+        int64_t h = 0, w = 0;
         int r = umw_json_int64(umw_json_member(obj, "height"), &h_at, 0, UINT16_MAX, &h, err);
         if (r == 0)
                 r = umw_json_int64(umw_json_member(obj, "width"), &w_at, 0, UINT16_MAX, &w, err);
@@ -441,7 +441,7 @@ static int parse_process_members(yajl_val obj, const struct umw_jloc *loc, struc
                 return r;
         at = umw_jloc_key(loc, "oomScoreAdj");
         if ((v = umw_json_member(obj, "oomScoreAdj"))) {
-                int64_t adj;
+                int64_t adj = 0;
                 if ((r = umw_json_int64(v, &at, -1000, 1000, &adj, err)) < 0)
                         return r;
                 p->oom_score_adj = (int)adj;
@@ -507,7 +507,7 @@ static int parse_hook(yajl_val obj, const struct umw_jloc *loc, struct spec_hook
                 r = member_strv(obj, loc, "env", &h->env, NULL, err);
         if (r < 0 || !(timeout = umw_json_member(obj, "timeout")))
                 return r;
-        int64_t secs;
+        int64_t secs = 0;
         r = umw_json_int64(timeout, &timeout_at, 1, INT_MAX, &secs, err);
         if (r == 0)
                 h->timeout = (int)secs;
@@ -545,7 +545,7 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
 {
         struct umw_jloc type_at = umw_jloc_key(loc, "type");
         struct umw_jloc path_at = umw_jloc_key(loc, "path");
-        int type;
+        int type = 0;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
                 r = read_enum(umw_json_member(obj, "type"), &type_at, ns_names,
@@ -573,7 +573,7 @@ static int parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_id
                 struct umw_jloc size_at = umw_jloc_key(&at, "size");
                 yajl_val m = arr->u.array.values[i];
                 struct spec_idmap *map = &(*out)[i];
-                int64_t size;
+                int64_t size = 0;
                 r = umw_json_object(m, &at, err);
                 if (r == 0)
                         r = member_u32(m, &at, "containerID", true, &map->container_id, NULL, err);
@@ -633,7 +633,7 @@ static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_de
         if (r < 0 || !(mode = umw_json_member(obj, "fileMode")))
                 return r;
         /* Permission bits only: the file type comes from "type". */
-        int64_t m;
+        int64_t m = 0;
         r = umw_json_int64(mode, &mode_at, 0, 07777, &m, err);
         if (r < 0)
                 return r;
@@ -665,8 +665,8 @@ static int parse_seccomp_arg(yajl_val obj, const struct umw_jloc *loc, struct sp
         struct umw_jloc value_at = umw_jloc_key(loc, "value");
         struct umw_jloc two_at = umw_jloc_key(loc, "valueTwo");
         struct umw_jloc op_at = umw_jloc_key(loc, "op");
-        int64_t index;
-        int op;
+        int64_t index = 0;
+        int op = 0;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
                 r = umw_json_int64(umw_json_member(obj, "index"), &index_at, 0, 5, &index, err);
@@ -691,7 +691,7 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
         struct umw_jloc action_at = umw_jloc_key(loc, "action");
         struct umw_jloc args_at;
         yajl_val names, args;
-        int action;
+        int action = 0;
         int r = umw_json_object(obj, loc, err);
         if (r < 0)
                 return r;
@@ -747,7 +747,7 @@ static int parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *
         struct umw_jloc action_at = umw_jloc_key(loc, "defaultAction");
         struct umw_jloc rules_at;
         yajl_val rules;
-        int action;
+        int action = 0;
         int r = alloc_array(1, sizeof(*spec->seccomp), &spec->seccomp, err);
         if (r < 0)
                 return r;
@@ -837,7 +837,7 @@ static int parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *sp
                 return r;
         at = umw_jloc_key(loc, "rootfsPropagation");
         if ((v = umw_json_member(obj, "rootfsPropagation"))) {
-                int unused;
+                int unused = 0;
                 if ((r = read_enum(v, &at, propagations, ARRAY_SIZE(propagations), &unused, err)) <
                     0)
                         return r;
