@@ -183,33 +183,49 @@ static int clear_cloexec(int fd)
         return 0;
 }
 
-int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
-                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+/* Loading a filter needs no_new_privs or CAP_SYS_ADMIN. With no_new_privs
+ * it goes on last, so the filter never sees the runtime's own calls;
+ * without, it must go on while the capability is still held, before the
+ * user and capability switch (what runc and crun do too). */
+static int load_filter(struct seccomp_filter *filter, struct umw_error **err)
 {
-        int r;
-        if ((r = process_set_rlimits(p, err)) < 0 || (r = process_set_oom_score_adj(p, err)) < 0 ||
-            (r = caps_drop_bounding(&p->caps, err)) < 0 || (r = process_set_user(p, err)) < 0 ||
-            (r = caps_apply(&p->caps, err)) < 0)
-                return r;
-        if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return umw_fail_errno(err, "set no_new_privs");
-        if ((r = process_chdir(p, err)) < 0)
-                return r;
-        umask(p->has_umask ? p->umask : 0022);
+        return filter ? seccomp_filter_load(filter, err) : 0;
+}
+
+static int preserve_and_close_fds(int preserve_fds, const int *keep, size_t nkeep,
+                                  struct umw_error **err)
+{
         for (int fd = 3; fd < 3 + preserve_fds; fd++)
                 if (clear_cloexec(fd) < 0 && errno != EBADF)
                         return umw_fail_errno(err, "preserve fd %d", fd);
         /* Nothing of the runtime's may reach the workload (CVE-2024-21626):
          * every fd past the preserved ones goes, but for those that close on
          * exec and report its success. */
-        r = umw_close_fds_from(3 + preserve_fds, keep, nkeep);
-        if (r < 0)
-                return umw_fail_sys(err, -r, "close inherited fds");
+        int r = umw_close_fds_from(3 + preserve_fds, keep, nkeep);
+        return r < 0 ? umw_fail_sys(err, -r, "close inherited fds") : 0;
+}
+
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
+                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+{
+        int r;
+        bool nnp = p->no_new_privileges;
+        if ((r = preserve_and_close_fds(preserve_fds, keep, nkeep, err)) < 0 ||
+            (r = process_set_rlimits(p, err)) < 0 || (r = process_set_oom_score_adj(p, err)) < 0 ||
+            (!nnp && (r = load_filter(filter, err)) < 0) ||
+            (r = caps_drop_bounding(&p->caps, err)) < 0 || (r = process_set_user(p, err)) < 0 ||
+            (r = caps_apply(&p->caps, err)) < 0)
+                return r;
+        if (nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "set no_new_privs");
+        if ((r = process_chdir(p, err)) < 0)
+                return r;
+        umask(p->has_umask ? p->umask : 0022);
         /* umwelt-run blocks signals while it supervises; the workload starts clean. */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (filter && (r = seccomp_filter_load(filter, err)) < 0)
+        if (nnp && (r = load_filter(filter, err)) < 0)
                 return r;
         execve(exe, (char *const *)p->args, (char *const *)p->env);
         return umw_fail_errno(err, "exec %s", exe);

@@ -18,7 +18,7 @@ int ns_clone_flags(const struct spec *spec)
         int flags = 0;
         for (int ns = 0; ns < SPEC_NS_COUNT; ns++) {
                 const struct spec_namespace *n = &spec->namespaces[ns];
-                if (n->enabled && !n->path && ns != SPEC_NS_TIME)
+                if (n->enabled && !n->path && ns != SPEC_NS_TIME && ns != SPEC_NS_CGROUP)
                         flags |= spec_ns_clone_flag(ns);
         }
         return flags;
@@ -92,6 +92,14 @@ int ns_prepare_parent(const struct spec *spec, struct umw_error **err)
         if (unshare(CLONE_NEWTIME) < 0)
                 return umw_fail_errno(err, "create time namespace");
         return write_time_offsets(spec, err);
+}
+
+int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err)
+{
+        const struct spec_namespace *n = &spec->namespaces[SPEC_NS_CGROUP];
+        if (n->enabled && !n->path && unshare(CLONE_NEWCGROUP) < 0)
+                return umw_fail_errno(err, "create cgroup namespace");
+        return 0;
 }
 
 int ns_join_paths(const struct spec *spec, struct umw_error **err)

@@ -9,8 +9,9 @@
 struct spec;
 struct umw_error;
 
-/* CLONE_NEW* flags of the namespaces the spec asks to create (time excluded:
- * it can only be entered by children, see ns_prepare_parent). */
+/* CLONE_NEW* flags of the namespaces the spec asks to create, except time
+ * (only children enter it, see ns_prepare_parent) and cgroup (created by the
+ * init once it is in its cgroup, see ns_unshare_cgroup). */
 int ns_clone_flags(const struct spec *spec);
 /* Refuses combinations the runtime cannot build (no mount namespace, a
  * joined user namespace, ...), before anything is created. */
@@ -21,6 +22,9 @@ int ns_prepare_parent(const struct spec *spec, struct umw_error **err);
 /* In the init, after its user namespace is mapped: setns into every
  * namespace the spec names by path (except user, pid and time). */
 int ns_join_paths(const struct spec *spec, struct umw_error **err);
+/* In the init, once umwelt-run has placed it in its cgroup: a new cgroup
+ * namespace rooted there, so the container sees its own cgroup as "/". */
+int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err);
 /* From umwelt-run: writes the init's uid_map, setgroups and gid_map. */
 int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err);
 

@@ -7,7 +7,7 @@ bundle=$(mktemp -d /tmp/umwelt-demo.XXXXXX)
 trap 'rm -rf "$bundle"' EXIT
 mkdir -p "$bundle/rootfs/bin"
 cp /bin/busybox "$bundle/rootfs/bin/busybox"
-for applet in $(/bin/busybox --list); do
+for applet in $(/bin/busybox --list | grep -vx busybox); do
         ln -sf busybox "$bundle/rootfs/bin/$applet"
 done
 "$rt" spec -b "$bundle"
