@@ -1,0 +1,226 @@
+#!/bin/bash
+# Start-up benchmark: `run` of a /bin/true bundle with umwelt-run, crun and
+# runc, against the bare floor of unshare + chroot, in one hyperfine run; then
+# the peak RSS of each runtime. A benchmark, not a test: it reports, it never
+# fails on speed.
+#
+# Usage: sudo scripts/bench.sh [--runs N] [--warmup N] [--write]
+#   --write   also replace the results block of BENCHMARKS.md
+# Environment: UMW_RUNTIME (default $UMW_BUILDDIR/umwelt-run, else ./umwelt-run),
+#   UMW_CRUN (/usr/bin/crun), UMW_RUNC (/usr/sbin/runc).
+# Needs: hyperfine, busybox-static, util-linux (unshare), time (GNU time).
+
+set -u
+export LC_ALL=C
+
+SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUNS=50
+WARMUP=5
+WRITE=0
+ARGS=("$@")
+
+usage() {
+	sed -n '7,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	exit 2
+}
+
+while (($#)); do
+	case $1 in
+	--runs) RUNS=${2:?}; shift ;;
+	--warmup) WARMUP=${2:?}; shift ;;
+	--write) WRITE=1 ;;
+	-h | --help) usage ;;
+	*) printf 'bench.sh: unknown argument %s\n' "$1" >&2; usage ;;
+	esac
+	shift
+done
+
+die() {
+	printf 'bench.sh: %s\n' "$*" >&2
+	exit 1
+}
+
+[[ $(id -u) -eq 0 ]] || die "needs root (containers as root, like podman's rootful mode)"
+for c in hyperfine unshare chroot python3; do
+	command -v "$c" >/dev/null || die "$c is missing"
+done
+[[ -x /bin/busybox ]] || die "/bin/busybox is missing (install busybox-static)"
+
+UMW=${UMW_RUNTIME:-${UMW_BUILDDIR:-$SRCDIR}/umwelt-run}
+CRUN=${UMW_CRUN:-/usr/bin/crun}
+RUNC=${UMW_RUNC:-/usr/sbin/runc}
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/umwelt-bench.XXXXXX") || die "mktemp failed"
+cleanup() {
+	local r id
+	for r in "$W"/state-*; do
+		[[ -d $r ]] || continue
+		for id in "$r"/*; do
+			[[ -d $id && -f $W/bin-${r##*/state-} ]] || continue
+			"$(cat "$W/bin-${r##*/state-}")" --root "$r" delete -f "${id##*/}" >/dev/null 2>&1
+		done
+	done
+	rm -rf --one-file-system "$W"
+}
+trap cleanup EXIT
+
+make_bundle() {
+	local b=$W/bundle a
+	mkdir -p "$b/rootfs"/{bin,dev,proc,sys,tmp,etc} || return 1
+	cp /bin/busybox "$b/rootfs/bin/" || return 1
+	for a in true sh; do ln -s busybox "$b/rootfs/bin/$a"; done
+	(cd "$b" && "$CRUN" spec) || return 1
+	python3 - "$b/config.json" <<'EOF'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["args"] = ["/bin/true"]
+c["process"]["terminal"] = False
+json.dump(c, open(p, "w"), indent=1)
+EOF
+}
+
+# run_once NAME: one `run` of the bundle; its stderr is kept for the report.
+run_once() {
+	local name=$1 bin
+	bin=$(cat "$W/bin-$name")
+	"$bin" --root "$W/state-$name" run -b "$W/bundle" "bench-probe-$name" >/dev/null 2>"$W/err-$name"
+}
+
+# crun 1.8 refuses a hybrid cgroup host whose cgroup2 mount has controllers.
+# Then every runtime runs in a mount namespace of this script's own where that
+# mount is gone, so all of them see the same pure cgroup v1 hierarchy.
+hide_cgroup2_if_crun_refuses() {
+	[[ -n ${UMW_BENCH_NS:-} || ! -x $CRUN ]] && return 0
+	"$CRUN" --root "$W/state-hybrid-probe" run -b "$W/bundle" bench-hybrid-probe >/dev/null 2>"$W/err-hybrid" &&
+		return 0
+	grep -q 'hybrid mode not supported' "$W/err-hybrid" || return 0
+	rm -rf --one-file-system "$W"
+	trap - EXIT
+	export UMW_BENCH_NS=1
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	exec unshare --mount --propagation private -- \
+		bash -c 'umount /sys/fs/cgroup/unified && exec bash "$0" "$@"' "${BASH_SOURCE[0]}" "${ARGS[@]}"
+}
+
+make_bundle || die "cannot make the bundle in $W"
+hide_cgroup2_if_crun_refuses
+NAMES=()
+for pair in "umwelt-run:$UMW" "crun:$CRUN" "runc:$RUNC"; do
+	name=${pair%%:*} bin=${pair#*:}
+	[[ -x $bin ]] || { printf 'bench.sh: %s not found at %s: skipped\n' "$name" "$bin" >&2; continue; }
+	printf '%s\n' "$bin" >"$W/bin-$name"
+	mkdir -p "$W/state-$name"
+	NAMES+=("$name")
+done
+NOTE=
+[[ -n ${UMW_BENCH_NS:-} ]] && NOTE="cgroup2 mount hidden for all runtimes (crun 1.8 refuses this hybrid cgroup host)"
+
+# Only runtimes that can run the bundle at all are timed.
+HF=(hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$W/times.json")
+TIMED=()
+for name in "${NAMES[@]}"; do
+	if ! run_once "$name"; then
+		printf 'bench.sh: %s cannot run the bundle, skipped: %s\n' "$name" "$(head -c 300 "$W/err-$name")" >&2
+		continue
+	fi
+	TIMED+=("$name")
+	# Each run's sh has its own pid, so `$$` gives each container a fresh id.
+	HF+=(-n "$name run" "$(printf '%q ' "$(cat "$W/bin-$name")" --root "$W/state-$name" run -b "$W/bundle") bench-\$\$ >/dev/null")
+done
+FLOOR="unshare --mount --uts --ipc --net --pid --fork chroot $W/bundle/rootfs /bin/true"
+HF+=(-n "unshare + chroot (floor)" "$FLOOR")
+"${HF[@]}" || die "hyperfine failed"
+
+# peak_rss NAME: max RSS in KiB of one `run`, the median of 5.
+peak_rss() {
+	local bin i
+	bin=$(cat "$W/bin-$1")
+	for i in 1 2 3 4 5; do
+		if [[ -x /usr/bin/time ]]; then
+			/usr/bin/time -f %M -o "$W/rss" "$bin" --root "$W/state-$1" run -b "$W/bundle" "bench-rss-$1-$i" >/dev/null 2>&1
+			cat "$W/rss"
+		else
+			python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+				"$bin" --root "$W/state-$1" run -b "$W/bundle" "bench-rss-$1-$i"
+		fi
+	done | sort -n | sed -n 3p
+}
+
+: >"$W/rss.txt"
+for name in "${TIMED[@]}"; do
+	printf '%s %s\n' "$name" "$(peak_rss "$name")" >>"$W/rss.txt"
+done
+
+versions() {
+	local name
+	for name in "${TIMED[@]}"; do
+		printf '%s: %s\n' "$name" "$("$(cat "$W/bin-$name")" --version 2>/dev/null | head -1)"
+	done
+}
+
+REPRO="sudo scripts/bench.sh --runs $RUNS --warmup $WARMUP --write"
+python3 - "$W/times.json" "$W/rss.txt" "$NOTE" "$REPRO" "$(versions)" "$WARMUP" >"$W/report.md" <<'EOF'
+import json, os, platform, sys, time
+
+times = json.load(open(sys.argv[1]))["results"]
+rss = dict(l.split() for l in open(sys.argv[2]) if len(l.split()) == 2)
+note, repro, versions, warmup = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+
+med = {}
+rows = []
+for r in times:
+    name = r["command"]
+    short = name.split(" ")[0] if name.endswith(" run") else name
+    med[short] = r["median"]
+    kib = rss.get(short)
+    rows.append("| %s | %.2f | %.2f ± %.2f | %.2f | %.2f | %s |" % (
+        name, r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3,
+        r["min"] * 1e3, r["max"] * 1e3, ("%.1f" % (int(kib) / 1024)) if kib else "—"))
+
+def ratio(a, b, table):
+    if a in table and b in table and float(table[b]) > 0:
+        return "%.2fx" % (float(table[a]) / float(table[b]))
+    return "— (%s not measured)" % (a if a not in table else b)
+
+print("Measured %s: %d cores, kernel %s; %d runs after %d warm-up runs each." % (
+    time.strftime("%Y-%m-%d"), os.cpu_count(), platform.release(), len(times[0]["times"]), warmup))
+if note:
+    print("\nNote: %s." % note)
+print()
+print("| command | median ms | mean ± σ ms | min ms | max ms | peak RSS MiB |")
+print("|---|---|---|---|---|---|")
+print("\n".join(rows))
+print()
+print("| ratio | start (median) | peak RSS |")
+print("|---|---|---|")
+for b in ("crun", "runc"):
+    print("| umwelt-run / %s | %s | %s |" % (b, ratio("umwelt-run", b, med), ratio("umwelt-run", b, rss)))
+print()
+print("Runtimes: " + "; ".join(versions.splitlines()) + ".")
+print()
+print("Reproduce as root from the source tree, with umwelt-run built there "
+      "(UMW_BUILDDIR=DIR for an out-of-tree build, or UMW_RUNTIME=PATH):")
+print()
+print("    " + repro)
+EOF
+
+printf '\n'
+cat "$W/report.md"
+
+if ((WRITE)); then
+	md=$SRCDIR/BENCHMARKS.md
+	python3 - "$md" "$W/report.md" <<'EOF' || die "cannot update $md"
+import sys
+md, report = sys.argv[1], open(sys.argv[2]).read()
+text = open(md).read()
+begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+i, j = text.index(begin) + len(begin), text.index(end)
+open(md + ".tmp", "w").write(text[:i] + "\n" + report + text[j:])
+import os
+os.rename(md + ".tmp", md)
+EOF
+	printf '\nbench.sh: results written to %s\n' "$md"
+fi
