@@ -265,6 +265,10 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         _cleanup_error_ struct umw_error *err = NULL;
         close_fd(&x->sync_fd);
         close_fd(&x->console_peer);
+        if (make_undumpable(&err) < 0) {
+                sync_send_error(x->child_end, err);
+                _exit(1);
+        }
         int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
         int flags = namespaces_to_join(x->st.pid);
         if (pidfd < 0 || (flags && setns(pidfd, flags) < 0)) {

@@ -68,6 +68,18 @@ static int become_root_in_userns(struct umw_error **err)
         return 0;
 }
 
+/* Until execve replaces it, this process is an image of umwelt-run:
+ * undumpable, no process in the container may open /proc/PID/exe and write
+ * to the runtime's binary through it (CVE-2019-5736). execve resets it. Only
+ * now, because /proc/PID files of an undumpable process belong to root and
+ * an unprivileged umwelt-run still had to write the id maps. */
+int make_undumpable(struct umw_error **err)
+{
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "make the init undumpable");
+        return 0;
+}
+
 static int set_names(const struct spec *spec, struct umw_error **err)
 {
         bool new_uts = spec->namespaces[SPEC_NS_UTS].enabled && !spec->namespaces[SPEC_NS_UTS].path;
@@ -152,6 +164,8 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, char **exe,
                 return r;
         *host_pid = pid;
         if (a->new_userns && (r = become_root_in_userns(err)) < 0)
+                return r;
+        if ((r = make_undumpable(err)) < 0)
                 return r;
         if ((r = ns_join_paths(spec, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||

@@ -35,6 +35,9 @@ struct umw_error;
  * limits, capabilities, user, no_new_privs, cwd, umask, fds, seccomp, then
  * execve(exe). Returns only on failure. keep: fds above the preserved ones
  * that must stay open until execve (they are O_CLOEXEC). */
+/* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
+int make_undumpable(struct umw_error **err);
+
 int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
                       int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err);
 

@@ -28,7 +28,7 @@ build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-
 # tests, the reference runtimes and podman with its helpers, clang for the
 # fuzzers, uidmap/passwd for the rootless user, hyperfine for benchmarks.
 test_deps="libcriterion-dev busybox-static python3 crun runc podman conmon catatonit
-        containernetworking-plugins iptables uidmap passwd util-linux bsdutils clang
+        netavark aardvark-dns iptables uidmap passwd util-linux bsdutils clang
         libclang-rt-14-dev hyperfine time iproute2 procps"
 
 install_missing() {
