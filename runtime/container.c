@@ -262,7 +262,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
 static int write_state(struct creation *c, struct umw_error **err)
 {
         return state_write(c->dirfd, c->o->id, c->pid, state_pid_start_time(c->pid), c->o->bundle,
-                           c->rootfs, c->cgroup_placed ? c->cgroup : "", c->spec->annotations,
+                           c->rootfs, c->cgroup ? c->cgroup : "", c->spec->annotations,
                            c->spec->n_annotations, err);
 }
 
@@ -270,7 +270,7 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
 {
         const struct spec_hooks *pre = &c->spec->hooks[SPEC_HOOK_PRESTART];
         const struct spec_hooks *rt = &c->spec->hooks[SPEC_HOOK_CREATE_RUNTIME];
-        if (!pre->count && !rt->count)
+        if (!init_waits_for_hooks(c->spec))
                 return 0;
         int r = sync_expect(c->sync_fd, SYNC_HOOKS, "container init", NULL, err);
         if (r < 0)
@@ -292,16 +292,26 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
         return sync_send(c->sync_fd, SYNC_GO, 0, err);
 }
 
-static int place_in_cgroup(struct creation *c, struct umw_error **err)
+static int resolve_cgroup(struct creation *c, struct umw_error **err)
 {
         if (c->rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
                 return 0;
-        int r = cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
-                                    &c->cgroup, err);
-        if (r < 0)
-                return r;
+        return cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
+                                   &c->cgroup, err);
+}
+
+/* Runs while the init builds its mounts: on a cgroup v1 host the first
+ * migration waits for an RCU grace period, the largest single cost of a
+ * start. The init asks before anything it starts could escape the cgroup
+ * (hooks) and reports READY only after this returned. */
+static int place_in_cgroup(struct creation *c, struct umw_error **err)
+{
+        if (!c->cgroup)
+                return 0;
         bool strict = geteuid() == 0 && !c->rt->rootless;
-        return cgroup_enter(c->cgroup, c->pid, strict, &c->cgroup_placed, err);
+        bool placed = false;
+        c->cgroup_placed = true; /* from here on, an abort removes it */
+        return cgroup_enter(c->cgroup, c->pid, strict, &placed, err);
 }
 
 static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)
@@ -355,9 +365,11 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (c->spec->namespaces[SPEC_NS_USER].enabled &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;
-        if ((r = place_in_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+        /* state.json names the cgroup before it exists, so that delete --force
+         * finds it whatever step a killed create stopped at. */
+        if ((r = resolve_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
             (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
-            (r = run_parent_hooks(c, err)) < 0)
+            (r = place_in_cgroup(c, err)) < 0 || (r = run_parent_hooks(c, err)) < 0)
                 return r;
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
         if (r == 0)

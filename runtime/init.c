@@ -127,6 +127,15 @@ static int apply_sysctl(const struct spec *spec, struct umw_error **err)
         return 0;
 }
 
+bool init_waits_for_hooks(const struct spec *spec)
+{
+        /* createContainer hooks wait too: what they start must land in the
+         * container's cgroup, which umwelt-run fills meanwhile. */
+        return spec->hooks[SPEC_HOOK_PRESTART].count ||
+               spec->hooks[SPEC_HOOK_CREATE_RUNTIME].count ||
+               spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count;
+}
+
 static int build_mount_namespace(const struct init_args *a, pid_t host_pid, struct umw_error **err)
 {
         const struct spec *spec = a->spec;
@@ -138,9 +147,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, stru
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
         if (r < 0)
                 return r;
-        bool parent_hooks =
-            spec->hooks[SPEC_HOOK_PRESTART].count || spec->hooks[SPEC_HOOK_CREATE_RUNTIME].count;
-        if (parent_hooks) {
+        if (init_waits_for_hooks(spec)) {
                 r = sync_send(a->sync_fd, SYNC_HOOKS, 0, err);
                 if (r == 0)
                         r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", NULL, err);

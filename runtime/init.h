@@ -35,6 +35,9 @@ struct umw_error;
  * limits, capabilities, user, no_new_privs, cwd, umask, fds, seccomp, then
  * execve(exe). Returns only on failure. keep: fds above the preserved ones
  * that must stay open until execve (they are O_CLOEXEC). */
+/* Whether the init stops before its hooks for umwelt-run (SYNC_HOOKS). */
+bool init_waits_for_hooks(const struct spec *spec);
+
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int make_undumpable(struct umw_error **err);
 
