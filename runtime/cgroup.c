@@ -229,7 +229,8 @@ int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **er
                         return umw_fail_sys(err, -r, "read %s", file);
                 return 0;
         }
-        return umw_fail(err, UMW_EXIT_FAILURE, ENOENT, "container cgroup %s not found", path);
+        /* In no hierarchy (rootless without delegation): no processes known. */
+        return 0;
 }
 
 int cgroup_remove(const char *path, struct umw_error **err)

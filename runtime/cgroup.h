@@ -22,7 +22,8 @@ int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_ma
  * is an error (root); otherwise (rootless, nothing delegated) a hierarchy we
  * may not write is skipped and *placed says whether any took the process. */
 int cgroup_enter(const char *path, pid_t pid, bool strict, bool *placed, struct umw_error **err);
-/* The pids in the container's cgroup (malloc'd array). */
+/* The pids in the container's cgroup (malloc'd array); none when no
+ * hierarchy has it. */
 int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **err);
 /* Removes the container's cgroup from each hierarchy (empty by then). */
 int cgroup_remove(const char *path, struct umw_error **err);

@@ -523,13 +523,29 @@ static int signal_pid(const struct container_state *st, int sig, struct umw_erro
         return 0;
 }
 
+/* The container's processes: its cgroup's, or the init alone when it has
+ * none (rootless without a delegated cgroup). */
+static int list_processes(const struct container_state *st, pid_t **pids, size_t *n,
+                          struct umw_error **err)
+{
+        *pids = NULL;
+        *n = 0;
+        int r = st->cgroup[0] ? cgroup_pids(st->cgroup, pids, n, err) : 0;
+        if (r < 0 || *n > 0 || !state_pid_alive(st))
+                return r;
+        free(*pids);
+        *pids = malloc(sizeof(pid_t));
+        if (!*pids)
+                return umw_fail_sys(err, ENOMEM, "process list");
+        (*pids)[(*n)++] = st->pid;
+        return 0;
+}
+
 static int signal_all(const struct container_state *st, int sig, struct umw_error **err)
 {
-        if (!st->cgroup[0])
-                return signal_pid(st, sig, err);
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
-        int r = cgroup_pids(st->cgroup, &pids, &n, err);
+        int r = list_processes(st, &pids, &n, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++)
@@ -572,14 +588,8 @@ static int wait_gone(const struct container_state *st, struct umw_error **err)
 
 static int kill_everything(struct found *f, struct umw_error **err)
 {
-        int r = 0;
-        if (f->st.cgroup[0])
-                r = signal_all(&f->st, SIGKILL, err);
-        if (r == 0 && state_pid_alive(&f->st))
-                kill(f->st.pid, SIGKILL);
-        if (r == 0)
-                r = wait_gone(&f->st, err);
-        return r;
+        int r = signal_all(&f->st, SIGKILL, err);
+        return r < 0 ? r : wait_gone(&f->st, err);
 }
 
 static int delete_found(struct found *f, bool force, struct umw_error **err)
@@ -682,15 +692,7 @@ int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, 
         int r = find(rt, id, &f, err);
         if (r < 0)
                 return r;
-        if (f.st.cgroup[0]) {
-                r = cgroup_pids(f.st.cgroup, pids, n, err);
-        } else {
-                /* Not placed in a cgroup (rootless without delegation): the init alone. */
-                *n = 0;
-                *pids = malloc(sizeof(pid_t));
-                if (*pids && f.status != STATUS_STOPPED)
-                        (*pids)[(*n)++] = f.st.pid;
-        }
+        r = list_processes(&f.st, pids, n, err);
         found_release(&f);
         return r;
 }
