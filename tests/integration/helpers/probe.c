@@ -1,1 +1,458 @@
-/* tests/integration/helpers/probe: being written */
+/* probe: a static multi-tool that integration tests run inside containers.
+ * Each subcommand prints one fact about the process it runs as, in a form a
+ * shell test can compare exactly. Usage: probe SUBCOMMAND [ARGS...]. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+static int usage(void)
+{
+        fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|ids|rlimit NAME|"
+                        "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|cwd|ns|hostname|sleep N|"
+                        "exit N|signals [FILE]|open PATH r|w|rw|tty|time\n");
+        return 2;
+}
+
+/* Prints the value of each named /proc/self/status field as "Name value". */
+static int print_status_fields(const char *const *names, size_t n)
+{
+        FILE *f = fopen("/proc/self/status", "re");
+        if (f == NULL) {
+                perror("probe: /proc/self/status");
+                return 1;
+        }
+        char line[512];
+        size_t found = 0;
+        while (fgets(line, sizeof line, f) != NULL) {
+                char *colon = strchr(line, ':');
+                if (colon == NULL)
+                        continue;
+                *colon = '\0';
+                for (size_t i = 0; i < n; i++) {
+                        if (strcmp(line, names[i]) != 0)
+                                continue;
+                        char *v = colon + 1;
+                        v += strspn(v, " \t");
+                        v[strcspn(v, "\n")] = '\0';
+                        printf("%s %s\n", line, v);
+                        found++;
+                }
+        }
+        fclose(f);
+        return found == n ? 0 : 1;
+}
+
+static int cmd_caps(void)
+{
+        static const char *const names[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"};
+        return print_status_fields(names, 5);
+}
+
+static int cmd_status(const char *field)
+{
+        const char *names[] = {field};
+        return print_status_fields(names, 1);
+}
+
+/* Lists every open fd but 0, 1, 2; exit 1 when there is any. */
+static int cmd_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        if (d == NULL) {
+                perror("probe: /proc/self/fd");
+                return 2;
+        }
+        int self = dirfd(d), extra = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+                if (e->d_name[0] == '.')
+                        continue;
+                int fd = atoi(e->d_name);
+                if (fd <= 2 || fd == self)
+                        continue;
+                char target[PATH_MAX] = "";
+                ssize_t n = readlinkat(self, e->d_name, target, sizeof target - 1);
+                if (n >= 0)
+                        target[n] = '\0';
+                printf("fd %d -> %s\n", fd, n >= 0 ? target : strerror(errno));
+                extra++;
+        }
+        closedir(d);
+        return extra > 0 ? 1 : 0;
+}
+
+static long parse_long(const char *s)
+{
+        return s == NULL ? 0 : strtol(s, NULL, 0);
+}
+
+/* Runs one system call directly (no libc substitution of e.g. mkdirat for
+ * mkdir) and prints 0 on success or the errno number. */
+static int cmd_syscall(const char *name, const char *arg)
+{
+        char buf[PATH_MAX];
+        long r;
+        if (strcmp(name, "getcwd") == 0)
+                r = syscall(SYS_getcwd, buf, sizeof buf);
+        else if (strcmp(name, "uname") == 0) {
+                struct utsname u;
+                r = syscall(SYS_uname, &u);
+        } else if (strcmp(name, "mkdir") == 0)
+                r = syscall(SYS_mkdir, arg ? arg : "/tmp/probe-mkdir", 0700);
+        else if (strcmp(name, "mkdirat") == 0)
+                r = syscall(SYS_mkdirat, AT_FDCWD, arg ? arg : "/tmp/probe-mkdir", 0700);
+        else if (strcmp(name, "unshare") == 0)
+                r = syscall(SYS_unshare, arg ? parse_long(arg) : CLONE_NEWUTS);
+        else if (strcmp(name, "mount") == 0)
+                r = syscall(SYS_mount, "none", arg ? arg : "/tmp", "tmpfs", 0L, NULL);
+        else if (strcmp(name, "keyctl") == 0)
+                r = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+        else if (strcmp(name, "personality") == 0)
+                r = syscall(SYS_personality, arg ? parse_long(arg) : 0xffffffffL);
+        else if (strcmp(name, "getpid") == 0)
+                r = syscall(SYS_getpid);
+        else if (strcmp(name, "chdir") == 0)
+                r = syscall(SYS_chdir, arg ? arg : "/");
+        else if (strcmp(name, "sethostname") == 0)
+                r = syscall(SYS_sethostname, arg ? arg : "probe", strlen(arg ? arg : "probe"));
+        else if (strcmp(name, "socket") == 0)
+                r = syscall(SYS_socket, arg ? parse_long(arg) : AF_UNIX, SOCK_STREAM, 0);
+        else {
+                fprintf(stderr, "probe: unknown syscall %s\n", name);
+                return 2;
+        }
+        printf("%d\n", r < 0 ? errno : 0);
+        return 0;
+}
+
+/* uid=U gid=G euid=U egid=G groups=A,B umask=0022 */
+static int cmd_ids(void)
+{
+        gid_t groups[256];
+        int n = getgroups(256, groups);
+        if (n < 0) {
+                perror("probe: getgroups");
+                return 1;
+        }
+        mode_t m = umask(0);
+        umask(m);
+        printf("uid=%u gid=%u euid=%u egid=%u groups=", getuid(), getgid(), geteuid(), getegid());
+        for (int i = 0; i < n; i++)
+                printf("%s%u", i ? "," : "", groups[i]);
+        printf(" umask=%04o\n", m);
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        int resource;
+} rlimits[] = {
+        {"AS", RLIMIT_AS},           {"CORE", RLIMIT_CORE},       {"CPU", RLIMIT_CPU},
+        {"DATA", RLIMIT_DATA},       {"FSIZE", RLIMIT_FSIZE},     {"LOCKS", RLIMIT_LOCKS},
+        {"MEMLOCK", RLIMIT_MEMLOCK}, {"MSGQUEUE", RLIMIT_MSGQUEUE}, {"NICE", RLIMIT_NICE},
+        {"NOFILE", RLIMIT_NOFILE},   {"NPROC", RLIMIT_NPROC},     {"RSS", RLIMIT_RSS},
+        {"RTPRIO", RLIMIT_RTPRIO},   {"RTTIME", RLIMIT_RTTIME},   {"SIGPENDING", RLIMIT_SIGPENDING},
+        {"STACK", RLIMIT_STACK},
+};
+
+static void print_limit(rlim_t v)
+{
+        if (v == RLIM_INFINITY)
+                printf("unlimited");
+        else
+                printf("%llu", (unsigned long long)v);
+}
+
+/* Prints "SOFT HARD" for RLIMIT_NAME (NAME with or without the prefix). */
+static int cmd_rlimit(const char *name)
+{
+        if (strncmp(name, "RLIMIT_", 7) == 0)
+                name += 7;
+        for (size_t i = 0; i < sizeof rlimits / sizeof rlimits[0]; i++) {
+                if (strcmp(name, rlimits[i].name) != 0)
+                        continue;
+                struct rlimit rl;
+                if (getrlimit(rlimits[i].resource, &rl) < 0) {
+                        perror("probe: getrlimit");
+                        return 1;
+                }
+                print_limit(rl.rlim_cur);
+                putchar(' ');
+                print_limit(rl.rlim_max);
+                putchar('\n');
+                return 0;
+        }
+        fprintf(stderr, "probe: unknown rlimit %s\n", name);
+        return 2;
+}
+
+static int parse_devino(const char *s, dev_t *dev, ino_t *ino)
+{
+        unsigned long long d, i;
+        if (s == NULL || sscanf(s, "%llu:%llu", &d, &i) != 2)
+                return -1;
+        *dev = (dev_t)d;
+        *ino = (ino_t)i;
+        return 0;
+}
+
+/* Looks at /proc/PID/exe: prints whether it is the watched binary and
+ * whether it can be opened for writing. Returns 1 when it is reachable. */
+static int check_exe(const char *pid, int want, dev_t dev, ino_t ino, int quiet)
+{
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%s/exe", pid);
+        int fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+                if (!quiet)
+                        printf("%s open-path errno=%d\n", pid, errno);
+                return 0;
+        }
+        struct stat st;
+        int match = fstat(fd, &st) == 0 && want && st.st_dev == dev && st.st_ino == ino;
+        /* Reopen through the O_PATH fd, as the CVE-2019-5736 exploit does. */
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        int wfd = open(self, O_WRONLY | O_CLOEXEC);
+        int werr = wfd < 0 ? errno : 0;
+        if (wfd >= 0)
+                close(wfd);
+        close(fd);
+        if (!quiet || match)
+                printf("%s %s write=%d\n", pid, match ? "HOST-BINARY" : "other", werr);
+        return match || (want == 0 && werr == 0 && strcmp(pid, "self") != 0);
+}
+
+static int is_pid(const char *s)
+{
+        return s[0] != '\0' && strspn(s, "0123456789") == strlen(s);
+}
+
+/* Scans every /proc/PID/exe once. With DEV:INO, exit 1 when a process runs
+ * that binary; without, exit 1 when any other process's exe is writable. */
+static int scan_exes(int want, dev_t dev, ino_t ino, int quiet)
+{
+        DIR *d = opendir("/proc");
+        if (d == NULL) {
+                perror("probe: /proc");
+                return 2;
+        }
+        char me[32];
+        snprintf(me, sizeof me, "%d", getpid());
+        int bad = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+                if (!is_pid(e->d_name) || strcmp(e->d_name, me) == 0)
+                        continue;
+                bad |= check_exe(e->d_name, want, dev, ino, quiet);
+        }
+        closedir(d);
+        return bad;
+}
+
+static int cmd_write_exe(const char *devino)
+{
+        dev_t dev = 0;
+        ino_t ino = 0;
+        int want = devino != NULL;
+        if (want && parse_devino(devino, &dev, &ino) < 0)
+                return usage();
+        int fd = open("/proc/self/exe", O_WRONLY | O_CLOEXEC);
+        printf("self write=%d\n", fd < 0 ? errno : 0);
+        if (fd >= 0)
+                close(fd);
+        return scan_exes(want, dev, ino, 0);
+}
+
+/* Keeps scanning for SECONDS; prints "done" at the end so a test can tell a
+ * clean watch from one that died. */
+static int cmd_watch_exe(const char *devino, const char *seconds)
+{
+        dev_t dev;
+        ino_t ino;
+        if (parse_devino(devino, &dev, &ino) < 0 || seconds == NULL)
+                return usage();
+        time_t end = time(NULL) + parse_long(seconds);
+        int bad = 0;
+        while (time(NULL) < end)
+                bad |= scan_exes(1, dev, ino, 1);
+        printf("done\n");
+        fflush(stdout);
+        return bad;
+}
+
+static int cmd_cwd(void)
+{
+        char buf[PATH_MAX];
+        if (getcwd(buf, sizeof buf) == NULL) {
+                perror("probe: getcwd");
+                return 1;
+        }
+        printf("%s\n", buf);
+        return 0;
+}
+
+/* One "name inode" line per namespace, sorted by the kernel's order. */
+static int cmd_ns(void)
+{
+        static const char *const names[] = {"cgroup", "ipc",  "mnt",  "net",
+                                            "pid",    "time", "user", "uts"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                char path[64];
+                snprintf(path, sizeof path, "/proc/self/ns/%s", names[i]);
+                struct stat st;
+                if (stat(path, &st) < 0)
+                        printf("%s none\n", names[i]);
+                else
+                        printf("%s %llu\n", names[i], (unsigned long long)st.st_ino);
+        }
+        return 0;
+}
+
+static int cmd_hostname(void)
+{
+        struct utsname u;
+        if (uname(&u) < 0) {
+                perror("probe: uname");
+                return 1;
+        }
+        printf("%s %s\n", u.nodename, u.domainname);
+        return 0;
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+        got_signal = sig;
+}
+
+/* Prints "ready", waits for one of the common termination signals, then
+ * writes its name (to FILE when given) and exits 0. */
+static int cmd_signals(const char *file)
+{
+        static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT};
+        struct sigaction sa = {.sa_handler = on_signal};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+                sigaction(sigs[i], &sa, NULL);
+        printf("ready\n");
+        fflush(stdout);
+        while (got_signal == 0)
+                pause();
+        FILE *out = file ? fopen(file, "we") : stdout;
+        if (out == NULL) {
+                perror("probe: signals file");
+                return 1;
+        }
+        fprintf(out, "SIG%s\n", sigabbrev_np(got_signal));
+        fclose(out);
+        return 0;
+}
+
+/* Prints 0 when PATH opens in the given mode, else the errno number. */
+static int cmd_open(const char *path, const char *mode)
+{
+        int flags;
+        if (strcmp(mode, "r") == 0)
+                flags = O_RDONLY;
+        else if (strcmp(mode, "w") == 0)
+                flags = O_WRONLY;
+        else if (strcmp(mode, "rw") == 0)
+                flags = O_RDWR;
+        else
+                return usage();
+        int fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+        printf("%d\n", fd < 0 ? errno : 0);
+        if (fd >= 0)
+                close(fd);
+        return 0;
+}
+
+/* isatty and name for fds 0..2, then the controlling terminal's session. */
+static int cmd_tty(void)
+{
+        for (int fd = 0; fd <= 2; fd++) {
+                char *name = ttyname(fd);
+                printf("%d %s\n", fd, isatty(fd) ? (name ? name : "tty") : "notty");
+        }
+        printf("ctty %s\n", open("/dev/tty", O_RDONLY | O_CLOEXEC) >= 0 ? "yes" : "no");
+        return 0;
+}
+
+/* Monotonic and boottime seconds, to check time namespace offsets. */
+static int cmd_time(void)
+{
+        struct timespec m, b;
+        clock_gettime(CLOCK_MONOTONIC, &m);
+        clock_gettime(CLOCK_BOOTTIME, &b);
+        printf("monotonic %lld boottime %lld\n", (long long)m.tv_sec, (long long)b.tv_sec);
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2)
+                return usage();
+        const char *cmd = argv[1], *a1 = argc > 2 ? argv[2] : NULL, *a2 = argc > 3 ? argv[3] : NULL;
+        int r;
+        if (strcmp(cmd, "caps") == 0)
+                r = cmd_caps();
+        else if (strcmp(cmd, "status") == 0 && a1)
+                r = cmd_status(a1);
+        else if (strcmp(cmd, "fds") == 0)
+                r = cmd_fds();
+        else if (strcmp(cmd, "syscall") == 0 && a1)
+                r = cmd_syscall(a1, a2);
+        else if (strcmp(cmd, "ids") == 0)
+                r = cmd_ids();
+        else if (strcmp(cmd, "rlimit") == 0 && a1)
+                r = cmd_rlimit(a1);
+        else if (strcmp(cmd, "write-exe") == 0)
+                r = cmd_write_exe(a1);
+        else if (strcmp(cmd, "watch-exe") == 0)
+                r = cmd_watch_exe(a1, a2);
+        else if (strcmp(cmd, "cwd") == 0)
+                r = cmd_cwd();
+        else if (strcmp(cmd, "ns") == 0)
+                r = cmd_ns();
+        else if (strcmp(cmd, "hostname") == 0)
+                r = cmd_hostname();
+        else if (strcmp(cmd, "sleep") == 0 && a1) {
+                unsigned s = (unsigned)parse_long(a1);
+                while ((s = sleep(s)) > 0)
+                        ;
+                r = 0;
+        } else if (strcmp(cmd, "exit") == 0 && a1)
+                r = (int)parse_long(a1);
+        else if (strcmp(cmd, "signals") == 0)
+                r = cmd_signals(a1);
+        else if (strcmp(cmd, "open") == 0 && a1 && a2)
+                r = cmd_open(a1, a2);
+        else if (strcmp(cmd, "tty") == 0)
+                r = cmd_tty();
+        else if (strcmp(cmd, "time") == 0)
+                r = cmd_time();
+        else
+                return usage();
+        fflush(stdout);
+        return r;
+}

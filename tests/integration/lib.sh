@@ -1,0 +1,353 @@
+# Shared helpers for the integration tests: TAP output, a private --root per
+# test file, busybox bundles, config.json edits and cleanup. Source it from
+# bash; it does not change shell options for the caller beyond `set -u`.
+#
+# Environment:
+#   UMW_RUNTIME   runtime binary to test (default $UMW_BUILDDIR/umwelt-run);
+#                 UMW_RUNTIME=/usr/bin/crun checks the tests themselves.
+#   UMW_BUILDDIR  build directory (default: the source tree)
+#   UMW_SRCDIR    source directory (default: two levels above this file)
+#   UMW_PROBE     static probe binary (default: built helper, else compiled
+#                 into the test's temp dir)
+#   UMW_KEEP=1    keep the temp dir of a test file for inspection
+
+set -u
+
+UMW_SRCDIR=${UMW_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+UMW_BUILDDIR=${UMW_BUILDDIR:-$UMW_SRCDIR}
+RT=${UMW_RUNTIME:-$UMW_BUILDDIR/umwelt-run}
+[[ $RT == */* ]] || RT=$(command -v "$RT" || echo "$RT")
+[[ -e $RT ]] && RT=$(realpath -s "$RT")
+PY=${UMW_PYTHON:-$(command -v python3 || echo /usr/bin/python3)}
+T_NAME=$(basename "$0" .sh)
+
+# True when the runtime under test is ours: tests of our documented exit codes
+# and messages only mean something there.
+is_umwelt() { [[ $(basename "$RT") == umwelt-run* ]]; }
+
+# ---------------------------------------------------------------- TAP
+
+T_N=0
+T_FAILED=0
+T_FAILED_NAMES=()
+
+t_diag() {
+        local line
+        for line in "$@"; do
+                while IFS= read -r l; do printf '# %s\n' "$l"; done <<<"$line"
+        done
+}
+
+t_ok() {
+        T_N=$((T_N + 1))
+        printf 'ok %d - %s\n' "$T_N" "$1"
+}
+
+# t_fail NAME [DIAGNOSTIC...]
+t_fail() {
+        T_FAILED_NAMES+=("$1")
+        T_N=$((T_N + 1))
+        T_FAILED=$((T_FAILED + 1))
+        printf 'not ok %d - %s\n' "$T_N" "$1"
+        shift
+        [[ $# -gt 0 ]] && t_diag "$@"
+        return 0
+}
+
+# t_skip NAME REASON
+t_skip() {
+        T_N=$((T_N + 1))
+        printf 'ok %d - %s # SKIP %s\n' "$T_N" "$1" "$2"
+}
+
+# capture CMD...: runs CMD with stdin from /dev/null and its output going to
+# a file, not a pipe (a container inherits create's stdio and would keep a
+# pipe open); sets T_RC and T_OUT (stdout and stderr together).
+T_CAP=0
+capture() {
+        T_CAP=$((T_CAP + 1))
+        local f=$T_TMP/capture.$T_CAP
+        "$@" >"$f" 2>&1 </dev/null
+        T_RC=$?
+        T_OUT=$(cat "$f")
+        return $T_RC
+}
+
+# t_run NAME CMD...: ok when CMD exits 0; its output is shown on failure.
+t_run() {
+        local name=$1
+        shift
+        if capture "$@"; then
+                t_ok "$name"
+        else
+                t_fail "$name" "command: $*" "exit status: $T_RC" "$T_OUT"
+        fi
+}
+
+# t_run_fails NAME CMD...: ok when CMD exits non-zero.
+t_run_fails() {
+        local name=$1
+        shift
+        if ! capture "$@"; then
+                t_ok "$name"
+        else
+                t_fail "$name" "command: $*" "expected failure, got exit status 0" "$T_OUT"
+        fi
+}
+
+# t_eq NAME EXPECTED ACTUAL [DIAGNOSTIC...]
+t_eq() {
+        local name=$1 want=$2 got=$3
+        shift 3
+        if [[ "$want" == "$got" ]]; then
+                t_ok "$name"
+        else
+                t_fail "$name" "expected: $want" "got:      $got" "$@"
+        fi
+}
+
+# t_match NAME REGEX ACTUAL [DIAGNOSTIC...] (bash extended regex)
+t_match() {
+        local name=$1 re=$2 got=$3
+        shift 3
+        if [[ "$got" =~ $re ]]; then
+                t_ok "$name"
+        else
+                t_fail "$name" "expected to match: $re" "got: $got" "$@"
+        fi
+}
+
+# t_nomatch NAME REGEX ACTUAL [DIAGNOSTIC...]
+t_nomatch() {
+        local name=$1 re=$2 got=$3
+        shift 3
+        if [[ "$got" =~ $re ]]; then
+                t_fail "$name" "expected NOT to match: $re" "got: $got" "$@"
+        else
+                t_ok "$name"
+        fi
+}
+
+# t_done: prints the plan and exits non-zero when something failed.
+t_done() {
+        printf '1..%d\n' "$T_N"
+        [[ $T_FAILED -eq 0 ]]
+        exit
+}
+
+# t_skip_all REASON: the whole file is skipped (a TAP skip plan).
+t_skip_all() {
+        printf '1..0 # SKIP %s\n' "$1"
+        exit 0
+}
+
+t_bail() {
+        printf 'Bail out! %s\n' "$1"
+        exit 1
+}
+
+# ---------------------------------------------------------------- set-up
+
+t_require_root() {
+        [[ $(id -u) -eq 0 ]] || t_skip_all "needs root (run 'sudo make check' for integration tests)"
+}
+
+[[ -x /bin/busybox ]] || t_bail "/bin/busybox missing (install busybox-static)"
+[[ -x $PY ]] || t_bail "python3 missing (needed to edit config.json)"
+
+T_IDS=()
+T_TMP=
+T_ROOT=
+
+# Unmounts whatever a broken runtime left under DIR on the host, deepest first.
+umount_under() {
+        local dir=$1 m
+        while read -r m; do
+                umount -l "$m" 2>/dev/null
+        done < <(awk -v d="$dir" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+}
+
+t_cleanup() {
+        local id
+        if [[ -n $T_ROOT && -x $RT ]]; then
+                for id in "${T_IDS[@]}" $("$RT" --root "$T_ROOT" list -q 2>/dev/null); do
+                        "$RT" --root "$T_ROOT" kill "$id" KILL >/dev/null 2>&1
+                        "$RT" --root "$T_ROOT" delete -f "$id" >/dev/null 2>&1
+                done
+        fi
+        for d in "$T_TMP" "$T_ROOT"; do
+                [[ -n $d && -d $d ]] || continue
+                umount_under "$d"
+                if [[ ${UMW_KEEP:-0} == 1 ]]; then
+                        printf '# kept %s\n' "$d"
+                else
+                        rm -rf --one-file-system "$d"
+                fi
+        done
+        [[ -n ${T_EXTRA_CLEANUP:-} ]] && eval "$T_EXTRA_CLEANUP"
+        return 0
+}
+
+t_setup() {
+        [[ -x $RT ]] || t_bail "runtime $RT is not executable (build it, or set UMW_RUNTIME)"
+        T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/umwt-$T_NAME.XXXXXX") || t_bail "mktemp failed"
+        local rundir=/run
+        [[ -w /run ]] || rundir=$T_TMP
+        T_ROOT=$(mktemp -d "$rundir/umwt-root-$T_NAME.XXXXXX") || t_bail "mktemp failed"
+        trap t_cleanup EXIT
+        trap 'exit 130' INT TERM
+        PROBE=${UMW_PROBE:-$UMW_BUILDDIR/tests/integration/helpers/probe}
+        if [[ ! -x $PROBE ]]; then
+                PROBE=$T_TMP/probe
+                cc -static -O2 -o "$PROBE" "$UMW_SRCDIR/tests/integration/helpers/probe.c" ||
+                        t_bail "cannot build the probe helper"
+        fi
+        make_rootfs_template "$T_TMP/rootfs-template"
+}
+
+# rt ARGS...: the runtime under test, with this file's private state root.
+rt() { "$RT" --root "$T_ROOT" "$@"; }
+
+# new_id: a container id unique to this file, remembered for cleanup.
+T_SEQ=0
+new_id() {
+        T_SEQ=$((T_SEQ + 1))
+        T_LAST_ID="umwt-$T_NAME-$$-$T_SEQ"
+        T_IDS+=("$T_LAST_ID")
+}
+
+# ---------------------------------------------------------------- bundles
+
+make_rootfs_template() {
+        local r=$1 a
+        mkdir -p "$r"/{bin,dev,etc,proc,sys,tmp,mnt,run,root,var/tmp}
+        chmod 1777 "$r/tmp"
+        cp /bin/busybox "$r/bin/busybox"
+        for a in $(/bin/busybox --list); do
+                [[ $a == busybox || -e $r/bin/$a ]] || ln -s busybox "$r/bin/$a"
+        done
+        cp "$PROBE" "$r/bin/probe"
+        printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$r/etc/passwd"
+        printf 'root:x:0:\nnobody:x:65534:\n' >"$r/etc/group"
+}
+
+# make_bundle DIR [spec options...]: a busybox bundle with the runtime's own
+# default config.json, made non-interactive (terminal false) and running
+# `probe exit 0`. Tests set what they depend on with cfg_set.
+make_bundle() {
+        local b=$1
+        shift
+        mkdir -p "$b"
+        cp -a "$T_TMP/rootfs-template" "$b/rootfs"
+        rm -f "$b/config.json"
+        (cd "$b" && "$RT" spec "$@") || t_bail "'$RT spec $*' failed"
+        cfg_set "$b" 'c["process"]["terminal"] = False; c["process"]["args"] = ["/bin/probe", "exit", "0"]'
+}
+
+# cfg_set BUNDLE PYTHON: runs PYTHON with the parsed config.json as `c` and
+# writes it back. Helpers available in PYTHON: add_mount(dest, type, source,
+# options), set_ns(type, path=None), drop_ns(type).
+cfg_set() {
+        local b=$1 code=$2
+        "$PY" - "$b/config.json" "$code" <<'EOF' || t_bail "cfg_set failed: $code"
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    c = json.load(f)
+def add_mount(dest, type, source, options=None):
+    m = {"destination": dest, "type": type, "source": source}
+    if options is not None:
+        m["options"] = options
+    c.setdefault("mounts", []).append(m)
+def drop_ns(type):
+    l = c.setdefault("linux", {}).setdefault("namespaces", [])
+    l[:] = [n for n in l if n["type"] != type]
+def set_ns(type, path=None):
+    drop_ns(type)
+    n = {"type": type}
+    if path is not None:
+        n["path"] = path
+    c["linux"]["namespaces"].append(n)
+exec(code)
+with open(path + ".tmp", "w") as f:
+    json.dump(c, f, indent=1)
+import os
+os.rename(path + ".tmp", path)
+EOF
+}
+
+# cfg_get BUNDLE PYTHON-EXPR: prints the value of an expression on `c`.
+cfg_get() {
+        "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+                "$1/config.json" "$2"
+}
+
+# cfg_args BUNDLE ARG...: sets process.args.
+cfg_args() {
+        local b=$1
+        shift
+        "$PY" - "$b/config.json" "$@" <<'EOF'
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["args"] = sys.argv[2:]
+json.dump(c, open(p, "w"), indent=1)
+EOF
+}
+
+# json_get JSON PYTHON-EXPR: evaluates an expression on the parsed document `j`.
+json_get() {
+        "$PY" -c 'import json,sys; j=json.loads(sys.argv[1]); v=eval(sys.argv[2]); print(json.dumps(v) if isinstance(v,(dict,list,bool)) or v is None else v)' "$1" "$2" 2>/dev/null
+}
+
+# state_field ID FIELD: one field of `rt state ID`.
+state_field() {
+        local s
+        s=$(rt state "$1" 2>/dev/null) || return 1
+        json_get "$s" "j.get('$2')"
+}
+
+# wait_status ID STATUS [TENTHS]: polls `state` until the status matches.
+wait_status() {
+        local id=$1 want=$2 n=${3:-50}
+        while ((n-- > 0)); do
+                [[ $(state_field "$id" status) == "$want" ]] && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+# wait_file FILE [TENTHS]: polls until FILE exists and is non-empty.
+wait_file() {
+        local f=$1 n=${2:-50}
+        while ((n-- > 0)); do
+                [[ -s $f ]] && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+# host_ns TYPE: the inode of the test's own namespace of that type.
+host_ns() { stat -L -c %i "/proc/self/ns/$1"; }
+
+# mount_count: number of mounts in the test's own mount namespace.
+mount_count() { wc -l </proc/self/mountinfo; }
+
+# procs_in DIR: pids of live processes whose root directory is DIR (compared
+# by device and inode: a path would read "/" from another mount namespace).
+procs_in() {
+        local want p
+        want=$(stat -L -c %d:%i "$1") || return 0
+        for p in /proc/[0-9]*; do
+                [[ $(stat -L -c %d:%i "$p/root" 2>/dev/null) == "$want" ]] &&
+                        proc_alive "${p#/proc/}" && echo "${p#/proc/}"
+        done
+        return 0
+}
+
+# proc_alive PID: true when PID exists and is not a zombie.
+proc_alive() {
+        local st
+        st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+        [[ -n $st && $st != Z && $st != X ]]
+}
