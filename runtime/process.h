@@ -12,7 +12,8 @@ int process_set_rlimits(const struct spec_process *p, struct umw_error **err);
 int process_set_oom_score_adj(const struct spec_process *p, struct umw_error **err);
 /* setgroups (additionalGids; skipped when setgroups is denied in a user
  * namespace and none are asked for), setresgid, setresuid, keeping
- * capabilities across the switch for caps_apply(). */
+ * capabilities across the switch for caps_apply(); then the umask
+ * (process.user.umask, default 0022). */
 int process_set_user(const struct spec_process *p, struct umw_error **err);
 /* Resolves args[0] against PATH from p->env (inside the container's root),
  * as execvp would; a missing or non-executable file is an error now rather
