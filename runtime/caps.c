@@ -114,10 +114,11 @@ static int caps_set_proc(const struct spec_caps *caps, struct umw_error **err)
 /* The ambient set starts empty (the runtime's own ambient capabilities must
  * not leak into the container), then gets what the spec asks. The kernel
  * only raises an ambient capability that is both permitted and inheritable.
- * One that is not is a contradiction in the spec; it is skipped with a
- * warning, the choice of crun and runc, because the result then holds fewer
- * privileges than asked, never more, and podman-generated specs keep
- * working. Any other refusal is an error naming the capability. */
+ * One that is not is skipped, as crun and runc do: the result holds fewer
+ * privileges than asked, never more, and the default specs of `crun spec`
+ * and `runc spec` (ambient set, inheritable empty) keep working. The note
+ * goes to the debug log only: the init's stderr is the container's. Any
+ * other refusal is an error naming the capability. */
 static int caps_set_ambient(const struct spec_caps *caps, struct umw_error **err)
 {
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
@@ -128,9 +129,9 @@ static int caps_set_ambient(const struct spec_caps *caps, struct umw_error **err
                         continue;
                 char name[64];
                 if (!caps_has(caps->permitted, cap) || !caps_has(caps->inheritable, cap)) {
-                        umw_warn("ambient capability %s skipped: it is not in both the "
-                                 "permitted and inheritable sets",
-                                 caps_name(cap, name, sizeof(name)));
+                        umw_debug("ambient capability %s skipped: it is not in both the "
+                                  "permitted and inheritable sets",
+                                  caps_name(cap, name, sizeof(name)));
                         continue;
                 }
                 if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long)cap, 0, 0) < 0)
