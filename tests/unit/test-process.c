@@ -249,7 +249,7 @@ static int switch_user(void)
         return 0;
 }
 
-Test(process, set_user)
+Test(process_identity, set_user)
 {
         if (geteuid() != 0)
                 cr_skip_test("needs root (CI runs as root)");
@@ -270,7 +270,7 @@ static int default_umask(void)
         return umask(0) == 0022 ? 0 : 11;
 }
 
-Test(process, default_umask)
+Test(process_identity, default_umask)
 {
         if (geteuid() != 0)
                 cr_skip_test("needs root (CI runs as root)");
