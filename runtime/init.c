@@ -189,7 +189,9 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, char **exe,
         }
         if ((r = rootfs_finalize(spec, err)) < 0)
                 return r;
-        if ((r = process_find_executable(&spec->process, exe, err)) < 0)
+        /* From the cwd, as execve will see it: a relative args[0] resolves there. */
+        if ((r = process_chdir(&spec->process, err)) < 0 ||
+            (r = process_find_executable(&spec->process, exe, err)) < 0)
                 return r;
         if (spec->seccomp && (r = seccomp_filter_build(spec->seccomp, filter, err)) < 0)
                 return r;
@@ -241,7 +243,6 @@ int init_exec_process(const struct spec_process *p, struct seccomp_filter *filte
                 return umw_fail_errno(err, "set no_new_privs");
         if ((r = process_chdir(p, err)) < 0)
                 return r;
-        umask(p->has_umask ? p->umask : 0022);
         /* umwelt-run blocks signals while it supervises; the workload starts clean. */
         sigset_t none;
         sigemptyset(&none);
