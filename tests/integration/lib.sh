@@ -73,6 +73,21 @@ capture() {
         return $T_RC
 }
 
+# run_in BUNDLE ARG...: sets process.args, runs the bundle as a new
+# container and sets T_RC, T_OUT (its stdout) and T_ERR (its stderr).
+run_in() {
+        local b=$1
+        shift
+        cfg_args "$b" "$@"
+        new_id
+        T_CAP=$((T_CAP + 1))
+        rt run --bundle "$b" "$T_LAST_ID" >"$T_TMP/out.$T_CAP" 2>"$T_TMP/err.$T_CAP" </dev/null
+        T_RC=$?
+        T_OUT=$(cat "$T_TMP/out.$T_CAP")
+        T_ERR=$(cat "$T_TMP/err.$T_CAP")
+        return $T_RC
+}
+
 # t_run NAME CMD...: ok when CMD exits 0; its output is shown on failure.
 t_run() {
         local name=$1
@@ -191,6 +206,8 @@ t_cleanup() {
 t_setup() {
         [[ -x $RT ]] || t_bail "runtime $RT is not executable (build it, or set UMW_RUNTIME)"
         T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/umwt-$T_NAME.XXXXXX") || t_bail "mktemp failed"
+        # Containers with a user namespace run as other uids on the host.
+        chmod 755 "$T_TMP"
         local rundir=/run
         [[ -w /run ]] || rundir=$T_TMP
         T_ROOT=$(mktemp -d "$rundir/umwt-root-$T_NAME.XXXXXX") || t_bail "mktemp failed"
