@@ -362,7 +362,7 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 close(child_end);
         if (r < 0)
                 return r;
-        if (c->spec->namespaces[SPEC_NS_USER].enabled &&
+        if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;
         /* state.json names the cgroup before it exists, so that delete --force

@@ -161,7 +161,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, stru
         return r;
 }
 
-static int init_setup(const struct init_args *a, pid_t *host_pid, char **exe,
+static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd, char **exe,
                       struct seccomp_filter **filter, struct umw_error **err)
 {
         const struct spec *spec = a->spec;
@@ -174,7 +174,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, char **exe,
                 return r;
         if ((r = make_undumpable(err)) < 0)
                 return r;
-        if ((r = ns_join_paths(spec, err)) < 0 ||
+        if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
             (r = build_mount_namespace(a, pid, err)) < 0 || (r = apply_sysctl(spec, err)) < 0)
                 return r;
@@ -273,16 +273,17 @@ void init_main(const struct init_args *a)
         _cleanup_free_ char *exe = NULL;
         struct seccomp_filter *filter = NULL;
         pid_t host_pid = 0;
-        int conn = -1;
+        int conn = -1, userns_fd = -1;
 
-        if (init_setup(a, &host_pid, &exe, &filter, &err) < 0) {
+        if (init_setup(a, &host_pid, &userns_fd, &exe, &filter, &err) < 0) {
                 sync_send_error(a->sync_fd, err);
                 _exit(1);
         }
         close(a->sync_fd);
         if (wait_for_start(a, &conn, &err) == 0 &&
             run_hooks_inside(a, SPEC_HOOK_START_CONTAINER, "startContainer", host_pid,
-                             STATUS_CREATED, &err) == 0) {
+                             STATUS_CREATED, &err) == 0 &&
+            ns_join_user(userns_fd, &err) == 0) {
                 close(a->start_fd);
                 int keep[] = {conn};
                 init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1, &err);

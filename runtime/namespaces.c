@@ -30,11 +30,8 @@ int ns_check(const struct spec *spec, struct umw_error **err)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "config.json: .linux.namespaces: expected a mount namespace "
                                 "(the root is pivoted inside it)");
-        if (spec->namespaces[SPEC_NS_USER].path)
-                return umw_fail(err, UMW_EXIT_CONFIG, ENOTSUP,
-                                "config.json: .linux.namespaces: joining a user namespace by "
-                                "path is not supported yet");
-        bool new_user = spec->namespaces[SPEC_NS_USER].enabled;
+        bool new_user =
+            spec->namespaces[SPEC_NS_USER].enabled && !spec->namespaces[SPEC_NS_USER].path;
         if (new_user && spec->n_uid_mappings == 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "config.json: .linux.uidMappings: expected at least one mapping "
@@ -99,6 +96,25 @@ int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err)
         const struct spec_namespace *n = &spec->namespaces[SPEC_NS_CGROUP];
         if (n->enabled && !n->path && unshare(CLONE_NEWCGROUP) < 0)
                 return umw_fail_errno(err, "create cgroup namespace");
+        return 0;
+}
+
+int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err)
+{
+        const struct spec_namespace *n = &spec->namespaces[SPEC_NS_USER];
+        *fd = -1;
+        if (!n->enabled || !n->path)
+                return 0;
+        *fd = open(n->path, O_RDONLY | O_CLOEXEC);
+        if (*fd < 0)
+                return umw_fail_errno(err, "open user namespace %s", n->path);
+        return 0;
+}
+
+int ns_join_user(int fd, struct umw_error **err)
+{
+        if (fd >= 0 && setns(fd, CLONE_NEWUSER) < 0)
+                return umw_fail_errno(err, "join the user namespace");
         return 0;
 }
 

@@ -25,6 +25,13 @@ int ns_join_paths(const struct spec *spec, struct umw_error **err);
 /* In the init, once umwelt-run has placed it in its cgroup: a new cgroup
  * namespace rooted there, so the container sees its own cgroup as "/". */
 int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err);
+/* A user namespace named by path, opened by the init while the host's /proc
+ * is still visible (fd -1 when none), and joined last before the process
+ * set-up: everything else was built with the runtime's own privileges (its
+ * namespaces belong to the runtime's user namespace); the workload runs in
+ * the joined one. */
+int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err);
+int ns_join_user(int fd, struct umw_error **err);
 /* From umwelt-run: writes the init's uid_map, setgroups and gid_map. */
 int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err);
 
