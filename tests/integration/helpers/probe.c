@@ -368,19 +368,20 @@ static int cmd_signals(const char *file)
         return 0;
 }
 
-/* Prints 0 when PATH opens in the given mode, else the errno number. */
+/* Prints 0 when PATH opens in the given mode ("w" creates it), else the
+ * errno number. */
 static int cmd_open(const char *path, const char *mode)
 {
         int flags;
         if (strcmp(mode, "r") == 0)
                 flags = O_RDONLY;
         else if (strcmp(mode, "w") == 0)
-                flags = O_WRONLY;
+                flags = O_WRONLY | O_CREAT;
         else if (strcmp(mode, "rw") == 0)
                 flags = O_RDWR;
         else
                 return usage();
-        int fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+        int fd = open(path, flags | O_CLOEXEC | O_NOCTTY, 0644);
         printf("%d\n", fd < 0 ? errno : 0);
         if (fd >= 0)
                 close(fd);
