@@ -307,11 +307,12 @@ static int resolve_cgroup(struct creation *c, struct umw_error **err)
 static int place_in_cgroup(struct creation *c, struct umw_error **err)
 {
         if (!c->cgroup)
-                return 0;
+                return sync_send(c->sync_fd, SYNC_PLACED, 0, err);
         bool strict = geteuid() == 0 && !c->rt->rootless;
         bool placed = false;
         c->cgroup_placed = true; /* from here on, an abort removes it */
-        return cgroup_enter(c->cgroup, c->pid, strict, &placed, err);
+        int r = cgroup_enter(c->cgroup, c->pid, strict, &placed, err);
+        return r < 0 ? r : sync_send(c->sync_fd, SYNC_PLACED, 0, err);
 }
 
 static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,14 +130,39 @@ static int apply_sysctl(const struct spec *spec, struct umw_error **err)
 
 bool init_waits_for_hooks(const struct spec *spec)
 {
-        /* createContainer hooks wait too: what they start must land in the
-         * container's cgroup, which umwelt-run fills meanwhile. */
-        return spec->hooks[SPEC_HOOK_PRESTART].count ||
-               spec->hooks[SPEC_HOOK_CREATE_RUNTIME].count ||
-               spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count;
+        return spec->hooks[SPEC_HOOK_PRESTART].count || spec->hooks[SPEC_HOOK_CREATE_RUNTIME].count;
 }
 
-static int build_mount_namespace(const struct init_args *a, pid_t host_pid, struct umw_error **err)
+static bool new_cgroup_namespace(const struct spec *spec)
+{
+        const struct spec_namespace *n = &spec->namespaces[SPEC_NS_CGROUP];
+        return n->enabled && !n->path;
+}
+
+/* umwelt-run moves the init into its cgroup while the init builds its
+ * mounts. The init waits for that before anything that depends on it: a new
+ * cgroup namespace (rooted where the init is), hooks (what they start must
+ * land in the cgroup), READY. */
+static int wait_until_placed(const struct init_args *a, bool *placed, struct umw_error **err)
+{
+        if (*placed)
+                return 0;
+        *placed = true;
+        return sync_expect(a->sync_fd, SYNC_PLACED, "umwelt-run", NULL, err);
+}
+
+static int enter_cgroup_namespace(const struct init_args *a, bool *placed, struct umw_error **err)
+{
+        if (!new_cgroup_namespace(a->spec))
+                return 0;
+        int r = wait_until_placed(a, placed, err);
+        if (r == 0 && unshare(CLONE_NEWCGROUP) < 0)
+                r = umw_fail_errno(err, "create cgroup namespace");
+        return r;
+}
+
+static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool *placed,
+                                 struct umw_error **err)
 {
         const struct spec *spec = a->spec;
         _cleanup_close_ int rootfs_fd = -1;
@@ -145,6 +171,8 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, stru
                 r = mounts_setup(spec, rootfs_fd, a->new_userns, err);
         if (r == 0)
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
+        if (r == 0)
+                r = wait_until_placed(a, placed, err);
         if (r < 0)
                 return r;
         if (init_waits_for_hooks(spec)) {
@@ -166,6 +194,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
 {
         const struct spec *spec = a->spec;
         int pid = 0;
+        bool placed = false;
         int r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", &pid, err);
         if (r < 0)
                 return r;
@@ -175,8 +204,10 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
         if ((r = make_undumpable(err)) < 0)
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
+            (r = enter_cgroup_namespace(a, &placed, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
-            (r = build_mount_namespace(a, pid, err)) < 0 || (r = apply_sysctl(spec, err)) < 0)
+            (r = build_mount_namespace(a, pid, &placed, err)) < 0 ||
+            (r = apply_sysctl(spec, err)) < 0)
                 return r;
         if (spec->process.terminal) {
                 if (a->console_fd < 0)

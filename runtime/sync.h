@@ -9,7 +9,8 @@
 struct umw_error;
 
 enum sync_msg {
-        SYNC_GO = 1, /* parent -> init: ids mapped, cgroup joined, hooks run */
+        SYNC_GO = 1, /* parent -> init: ids mapped (first), hooks run (later) */
+        SYNC_PLACED, /* parent -> init: the init is in its cgroup */
         SYNC_HOOKS,  /* init -> parent: run prestart and createRuntime hooks now */
         SYNC_READY,  /* init -> parent: created, waiting for start */
         SYNC_PID,    /* child -> parent: the pid of the process that will exec */
