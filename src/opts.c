@@ -86,6 +86,11 @@ static int parse_manager(const char *v, struct global_opts *g, struct umw_error 
         return 0;
 }
 
+static bool is_rootless_value(const char *v)
+{
+        return strcmp(v, "true") == 0 || strcmp(v, "false") == 0 || strcmp(v, "auto") == 0;
+}
+
 static int parse_rootless(const char *v, struct global_opts *g, struct umw_error **err)
 {
         if (!v || strcmp(v, "true") == 0)
@@ -189,7 +194,11 @@ int opts_parse_global(int argc, char **argv, struct global_opts *g, int *verb_in
                         c = OPT_HELP;
                 if (c == 'v')
                         c = OPT_VERSION;
-                int r = apply_global(c, optarg, g, err);
+                const char *arg = optarg;
+                /* runc spells it "--rootless true": take the value that follows. */
+                if (c == OPT_ROOTLESS && !arg && optind < argc && is_rootless_value(argv[optind]))
+                        arg = argv[optind++];
+                int r = apply_global(c, arg, g, err);
                 if (r < 0)
                         return r;
         }
