@@ -1,0 +1,129 @@
+#!/bin/bash
+# Hooks: all six run, in order, with the state on stdin, their args and env;
+# a failing createRuntime hook makes create fail and leaves nothing; a hook
+# past its timeout is killed.
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+
+# The hook log directory is bind-mounted into the container at its own host
+# path, so a hook finds it whether it runs in the runtime's namespaces or
+# the container's.
+hl=$T_TMP/hl
+mkdir -p "$hl"
+cat >"$hl/hook.sh" <<'EOF'
+#!/bin/sh
+# hook.sh DIR NAME: record the state on stdin, argv and env, then the order.
+dir=$1
+name=$2
+cat >"$dir/$name.json"
+echo "$#:$*" >"$dir/$name.args"
+echo "${HOOKVAR:-unset}" >"$dir/$name.env"
+echo "$name" >>"$dir/order"
+exit "${HOOK_EXIT:-0}"
+EOF
+chmod 755 "$hl/hook.sh"
+# startContainer's path resolves in the container: give it the same file.
+b=$T_TMP/bundle
+make_bundle "$b"
+mkdir -p "$b/rootfs$hl"
+
+hook() { # hook NAME [EXIT [TIMEOUT]]: a python dict for one hook entry
+        local h="{'path': '$hl/hook.sh', 'args': ['hook.sh', '$hl', '$1'], 'env': ['HOOKVAR=$1', 'HOOK_EXIT=${2:-0}']"
+        [[ -n ${3:-} ]] && h+=", 'timeout': $3"
+        echo "$h}"
+}
+cfg_set "$b" "add_mount('$hl', 'bind', '$hl', ['rbind', 'rw'])
+c['process']['args'] = ['/bin/probe', 'sleep', '1000']
+c['hooks'] = {n: [eval(h)] for n, h in [
+  ('prestart', \"$(hook prestart)\"),
+  ('createRuntime', \"$(hook createRuntime)\"),
+  ('createContainer', \"$(hook createContainer)\"),
+  ('startContainer', \"$(hook startContainer)\"),
+  ('poststart', \"$(hook poststart)\"),
+  ('poststop', \"$(hook poststop)\")]}"
+
+order() { tr '\n' ' ' <"$hl/order" 2>/dev/null | sed 's/ $//'; }
+hook_state() { json_get "$(cat "$hl/$1.json" 2>/dev/null)" "$2"; }
+
+new_id
+id=$T_LAST_ID
+t_run "create with hooks" rt create --bundle "$b" "$id"
+pid=$(state_field "$id" pid)
+t_eq "create runs prestart, createRuntime, createContainer in order" \
+        "prestart createRuntime createContainer" "$(order)"
+t_run "start with hooks" rt start "$id"
+sleep 0.3
+t_eq "start runs startContainer then poststart" \
+        "prestart createRuntime createContainer startContainer poststart" "$(order)"
+rt kill "$id" KILL >/dev/null 2>&1
+wait_status "$id" stopped 50
+t_eq "poststop has not run before delete" "no" "$([[ -e $hl/poststop.json ]] && echo yes || echo no)"
+t_run "delete with hooks" rt delete "$id"
+t_eq "delete runs poststop last" \
+        "prestart createRuntime createContainer startContainer poststart poststop" "$(order)"
+
+for n in prestart createRuntime createContainer startContainer poststart poststop; do
+        t_eq "$n: state on stdin has the id and bundle" "$id $b" \
+                "$(hook_state "$n" 'j["id"] + " " + j["bundle"]')" "$(cat "$hl/$n.json" 2>&1)"
+        t_eq "$n: args as configured" "2:$hl $n" "$(cat "$hl/$n.args" 2>&1)"
+        t_eq "$n: env as configured" "$n" "$(cat "$hl/$n.env" 2>&1)"
+done
+for n in prestart createRuntime createContainer startContainer poststart; do
+        t_eq "$n: state pid is the container's" "$pid" "$(hook_state "$n" 'j.get("pid")')"
+done
+t_eq "createRuntime: status creating" creating "$(hook_state createRuntime 'j["status"]')"
+t_eq "poststart: status running" running "$(hook_state poststart 'j["status"]')"
+t_eq "poststop: status stopped" stopped "$(hook_state poststop 'j["status"]')"
+
+# ---------------------------------------------------------------- failures
+
+nothing_left() { # nothing_left WHAT MOUNTS-BEFORE
+        t_eq "$1: no container listed" "" "$(rt list -q 2>/dev/null)"
+        t_eq "$1: no state in --root" "" "$(ls -A "$T_ROOT")"
+        t_eq "$1: no process left" "" "$(procs_in "$b/rootfs")"
+        t_eq "$1: no mount left" "$2" "$(mount_count)"
+}
+
+rm -f "$hl"/*.json "$hl/order"
+cfg_set "$b" "c['hooks']['createRuntime'][0]['env'] = ['HOOKVAR=createRuntime', 'HOOK_EXIT=3']"
+new_id
+before=$(mount_count)
+capture rt create --bundle "$b" "$T_LAST_ID"
+t_eq "failing createRuntime hook fails create" fails "$([[ $T_RC -ne 0 ]] && echo fails || echo ok)" "$T_OUT"
+t_match "the error names the hook" 'createRuntime|hook' "$T_OUT"
+t_eq "no hook after the failing one runs but poststop" "prestart createRuntime" \
+        "$(order | sed 's/ poststop$//')"
+nothing_left "failed createRuntime" "$before"
+
+rm -f "$hl"/*.json "$hl/order"
+mark=30.$$
+cfg_set "$b" "c['hooks'] = {'createRuntime': [{'path': '/bin/sleep', 'args': ['sleep', '$mark'], 'timeout': 1}]}"
+new_id
+before=$(mount_count)
+start=$(date +%s)
+capture rt create --bundle "$b" "$T_LAST_ID"
+elapsed=$(($(date +%s) - start))
+t_eq "hook past its timeout fails create" fails "$([[ $T_RC -ne 0 ]] && echo fails || echo ok)" "$T_OUT"
+t_match "create gives up after about the timeout (${elapsed}s)" '^[0-5]$' "$elapsed"
+sleep 0.2
+t_eq "timed-out hook process is killed" "" "$(pgrep -f "^sleep $mark\$")"
+nothing_left "timed-out hook" "$before"
+
+rm -f "$hl"/*.json "$hl/order"
+cfg_set "$b" "c['hooks'] = {'createRuntime': [{'path': '$T_TMP/no-such-hook'}]}"
+new_id
+before=$(mount_count)
+capture rt create --bundle "$b" "$T_LAST_ID"
+t_eq "missing hook binary fails create" fails "$([[ $T_RC -ne 0 ]] && echo fails || echo ok)" "$T_OUT"
+nothing_left "missing hook" "$before"
+
+cfg_set "$b" "c['hooks'] = {'poststop': [eval(\"$(hook poststop 1)\")]}
+c['process']['args'] = ['/bin/probe', 'exit', '0']"
+rm -f "$hl"/*.json "$hl/order"
+new_id
+rt run --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
+t_eq "failing poststop hook still runs" poststop "$(order)"
+t_eq "failing poststop hook does not keep the container" "" "$(rt list -q 2>/dev/null)"
+
+t_done
