@@ -11,13 +11,29 @@
 struct verb {
         const char *name;
         int (*run)(struct global_opts *, int, char **, struct umw_error **);
+        const char *usage;
 };
 
 static const struct verb verbs[] = {
-    {"create", verb_create},     {"run", verb_run},       {"start", verb_start},
-    {"kill", verb_kill},         {"delete", verb_delete}, {"state", verb_state},
-    {"list", verb_list},         {"ps", verb_ps},         {"exec", verb_exec},
-    {"features", verb_features}, {"spec", verb_spec},
+    {"create", verb_create,
+     "create [-b|--bundle DIR] [-f|--config FILE] [--pid-file FILE] [--console-socket PATH]\n"
+     "       [--preserve-fds N] [--no-pivot] [--no-new-keyring] [--no-subreaper] ID"},
+    {"run", verb_run,
+     "run [-b|--bundle DIR] [-f|--config FILE] [--pid-file FILE] [--console-socket PATH]\n"
+     "    [--preserve-fds N] [--no-pivot] [--no-new-keyring] [--no-subreaper]\n"
+     "    [-d|--detach] [--keep] ID"},
+    {"start", verb_start, "start ID"},
+    {"kill", verb_kill, "kill [-a|--all] ID [SIGNAL]"},
+    {"delete", verb_delete, "delete [-f|--force] ID"},
+    {"state", verb_state, "state ID"},
+    {"list", verb_list, "list [-q|--quiet] [--format table|json]"},
+    {"ps", verb_ps, "ps [--format table|json] ID"},
+    {"exec", verb_exec,
+     "exec [-p|--process FILE] [-t|--tty] [-d|--detach] [--console-socket PATH]\n"
+     "     [--pid-file FILE] [--cwd DIR] [-e|--env K=V]... [-u|--user UID[:GID]]\n"
+     "     [-c|--cap CAP]... [--no-new-privs] [--preserve-fds N] ID [CMD [ARG...]]"},
+    {"features", verb_features, "features"},
+    {"spec", verb_spec, "spec [--rootless] [-b|--bundle DIR]"},
 };
 
 static const struct verb *find_verb(const char *name)
@@ -50,6 +66,12 @@ int main(int argc, char **argv)
                 umw_fail(&err, UMW_EXIT_USAGE, 0, "unknown verb '%s' (see umwelt-run --help)",
                          argv[verb_index]);
                 return fail(err);
+        }
+        const char *first = verb_index + 1 < argc ? argv[verb_index + 1] : "";
+        if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
+                printf("usage: umwelt-run [GLOBAL OPTIONS] %s\nSee umwelt-run(1).\n", v->usage);
+                free(g.root_alloc);
+                return 0;
         }
         int status = v->run(&g, argc - verb_index, argv + verb_index, &err);
         free(g.root_alloc);
