@@ -9,6 +9,8 @@
 #   UMW_SRCDIR    source directory (default: two levels above this file)
 #   UMW_PROBE     static probe binary (default: built helper, else compiled
 #                 into the test's temp dir)
+#   UMW_RUNTIME_BIN  the real runtime binary when UMW_RUNTIME is a wrapper
+#                 script (security.sh checks the container cannot reach it)
 #   UMW_KEEP=1    keep the temp dir of a test file for inspection
 
 set -u

@@ -283,21 +283,75 @@ static int cmd_write_exe(const char *devino)
         return scan_exes(want, dev, ino, 0);
 }
 
-/* Keeps scanning for SECONDS; prints "done" at the end so a test can tell a
- * clean watch from one that died. */
+/* Reopens an O_PATH fd for writing, as the CVE-2019-5736 exploit does
+ * once the runtime has exited; never writes. Returns 1 when it opened. */
+static int reopen_writable(int fd)
+{
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        int wfd = open(self, O_WRONLY | O_CLOEXEC);
+        if (wfd < 0)
+                return 0;
+        close(wfd);
+        return 1;
+}
+
+static int pid_held(const int *pids, int n, int pid)
+{
+        for (int i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return 1;
+        return 0;
+}
+
+/* For SECONDS, watches every /proc/PID/exe: each process seen running the
+ * binary DEV:INO is held by an O_PATH fd and retried for writing until the
+ * end. Prints "seen N writable N"; exit 1 when any became writable. */
 static int cmd_watch_exe(const char *devino, const char *seconds)
 {
         dev_t dev;
         ino_t ino;
         if (parse_devino(devino, &dev, &ino) < 0 || seconds == NULL)
                 return usage();
+        enum { MAX_HELD = 64 };
+        int held[MAX_HELD], held_pid[MAX_HELD], nheld = 0, writable = 0;
         time_t end = time(NULL) + parse_long(seconds);
-        int bad = 0;
-        while (time(NULL) < end)
-                bad |= scan_exes(1, dev, ino, 1);
-        printf("done\n");
+        while (time(NULL) < end) {
+                DIR *d = opendir("/proc");
+                if (d == NULL) {
+                        perror("probe: /proc");
+                        return 2;
+                }
+                struct dirent *e;
+                while ((e = readdir(d)) != NULL && nheld < MAX_HELD) {
+                        if (!is_pid(e->d_name) || pid_held(held_pid, nheld, atoi(e->d_name)))
+                                continue;
+                        char path[300];
+                        snprintf(path, sizeof path, "/proc/%s/exe", e->d_name);
+                        int fd = open(path, O_PATH | O_CLOEXEC);
+                        struct stat st;
+                        if (fd < 0)
+                                continue;
+                        if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+                                printf("seen pid %s\n", e->d_name);
+                                held_pid[nheld] = atoi(e->d_name);
+                                held[nheld++] = fd;
+                        } else
+                                close(fd);
+                }
+                closedir(d);
+                for (int i = 0; i < nheld; i++) {
+                        if (held[i] >= 0 && reopen_writable(held[i])) {
+                                printf("WRITABLE fd %d\n", held[i]);
+                                writable++;
+                                close(held[i]);
+                                held[i] = -1;
+                        }
+                }
+        }
+        printf("seen %d writable %d\n", nheld, writable);
         fflush(stdout);
-        return bad;
+        return writable > 0;
 }
 
 static int cmd_cwd(void)
