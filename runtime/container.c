@@ -63,13 +63,6 @@ static void creation_init(struct creation *c, const struct runtime_opts *rt,
                                .console_peer = -1};
 }
 
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
 static void creation_release(struct creation *c)
 {
         spec_free(c->spec);
@@ -77,12 +70,12 @@ static void creation_release(struct creation *c)
         free(c->config_path);
         free(c->rootfs);
         free(c->cgroup);
-        close_fd(&c->rootfd);
-        close_fd(&c->dirfd);
-        close_fd(&c->sync_fd);
-        close_fd(&c->start_fd);
-        close_fd(&c->console_fd);
-        close_fd(&c->console_peer);
+        umw_close_fdp(&c->rootfd);
+        umw_close_fdp(&c->dirfd);
+        umw_close_fdp(&c->sync_fd);
+        umw_close_fdp(&c->start_fd);
+        umw_close_fdp(&c->console_fd);
+        umw_close_fdp(&c->console_peer);
 }
 
 /* Undoes a failed create: the init, its cgroup, its state directory. The
@@ -255,7 +248,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                 init_main(&a);
         }
         c->pid = pid;
-        close_fd(&c->console_fd);
+        umw_close_fdp(&c->console_fd);
         return 0;
 }
 
@@ -315,27 +308,6 @@ static int place_in_cgroup(struct creation *c, struct umw_error **err)
         return r < 0 ? r : sync_send(c->sync_fd, SYNC_PLACED, 0, err);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)
-{
-        if (!path)
-                return 0;
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                return umw_fail_sys(err, ENOMEM, "pid file");
-        char *slash = strrchr(copy, '/');
-        const char *name = slash ? slash + 1 : copy;
-        const char *dir = slash ? (slash == copy ? "/" : copy) : ".";
-        if (slash)
-                *slash = '\0';
-        _cleanup_close_ int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0)
-                return umw_fail_errno(err, "open directory of pid file %s", path);
-        char buf[32];
-        int len = snprintf(buf, sizeof(buf), "%d", pid);
-        int r = umw_write_file_atomic(dirfd, name, buf, (size_t)len, 0644, err);
-        return r < 0 ? umw_error_prefix(err, "pid file %s", path) : 0;
-}
-
 /* The steps of create, in order; c->pid > 0 once there is an init to kill. */
 static int create_steps(struct creation *c, struct umw_error **err)
 {
@@ -374,7 +346,7 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 return r;
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
         if (r == 0)
-                r = write_pid_file(c->o->pid_file, c->pid, err);
+                r = umw_write_pid_file(c->o->pid_file, c->pid, err);
         return r;
 }
 
@@ -406,8 +378,8 @@ struct found {
 static void found_release(struct found *f)
 {
         state_release(&f->st);
-        close_fd(&f->dirfd);
-        close_fd(&f->rootfd);
+        umw_close_fdp(&f->dirfd);
+        umw_close_fdp(&f->rootfd);
 }
 
 static int find(const struct runtime_opts *rt, const char *id, struct found *f,

@@ -40,13 +40,6 @@ struct execution {
         pid_t pid;
 };
 
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                close(*fd);
-        *fd = -1;
-}
-
 static void execution_release(struct execution *x)
 {
         if (x->proc_tree) {
@@ -55,10 +48,10 @@ static void execution_release(struct execution *x)
         }
         spec_free(x->spec);
         state_release(&x->st);
-        close_fd(&x->sync_fd);
-        close_fd(&x->child_end);
-        close_fd(&x->console_fd);
-        close_fd(&x->console_peer);
+        umw_close_fdp(&x->sync_fd);
+        umw_close_fdp(&x->child_end);
+        umw_close_fdp(&x->console_fd);
+        umw_close_fdp(&x->console_peer);
 }
 
 static int load_container(struct execution *x, struct umw_error **err)
@@ -263,8 +256,8 @@ __attribute__((noreturn)) static void exec_child(struct execution *x)
 __attribute__((noreturn)) static void join_and_fork(struct execution *x)
 {
         _cleanup_error_ struct umw_error *err = NULL;
-        close_fd(&x->sync_fd);
-        close_fd(&x->console_peer);
+        umw_close_fdp(&x->sync_fd);
+        umw_close_fdp(&x->console_peer);
         if (make_undumpable(&err) < 0) {
                 sync_send_error(x->child_end, err);
                 _exit(1);
@@ -289,26 +282,6 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         _exit(0);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct umw_error **err)
-{
-        if (!path)
-                return 0;
-        char buf[32];
-        int len = snprintf(buf, sizeof(buf), "%d", pid);
-        _cleanup_free_ char *dir = strdup(path);
-        if (!dir)
-                return umw_fail_sys(err, ENOMEM, "pid file");
-        char *slash = strrchr(dir, '/');
-        const char *name = slash ? slash + 1 : dir;
-        if (slash)
-                *slash = '\0';
-        _cleanup_close_ int dirfd =
-            open(slash ? (dir[0] ? dir : "/") : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0)
-                return umw_fail_errno(err, "open directory of pid file %s", path);
-        return umw_write_file_atomic(dirfd, name, buf, (size_t)len, 0644, err);
-}
-
 /* Waits for the exec'ing process: EOF on the sync socket means it exec'd. */
 static int wait_exec(struct execution *x, struct umw_error **err)
 {
@@ -329,8 +302,8 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
                 return umw_fail_errno(err, "exec: fork");
         if (child == 0)
                 join_and_fork(x);
-        close_fd(&x->child_end);
-        close_fd(&x->console_fd);
+        umw_close_fdp(&x->child_end);
+        umw_close_fdp(&x->console_fd);
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                 ;
@@ -347,7 +320,7 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
                 return r;
         if (x->console_peer >= 0 && (r = console_recv_fd(x->console_peer, &master, err)) < 0)
                 return r;
-        r = write_pid_file(x->o->pid_file, pid, err);
+        r = umw_write_pid_file(x->o->pid_file, pid, err);
         if (r == 0 && !x->o->detach)
                 r = supervise(pid, master, exit_status, err);
         if (master >= 0)

@@ -93,7 +93,7 @@ int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t l
         if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp))
                 return umw_fail(err, UMW_EXIT_FAILURE, ENAMETOOLONG, "%s: name too long", name);
         _cleanup_close_ int fd =
-                openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+            openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
         if (fd < 0)
                 return umw_fail_errno(err, "create %s", tmp);
         int r = umw_write_all(fd, buf, len);
@@ -106,6 +106,34 @@ int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t l
                 return umw_fail_sys(err, -r, "write %s", name);
         }
         return 0;
+}
+
+int umw_write_pid_file(const char *path, pid_t pid, struct umw_error **err)
+{
+        if (!path)
+                return 0;
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return umw_fail_sys(err, ENOMEM, "pid file");
+        char *slash = strrchr(copy, '/');
+        const char *name = slash ? slash + 1 : copy;
+        const char *dir = slash ? (slash == copy ? "/" : copy) : ".";
+        if (slash)
+                *slash = '\0';
+        _cleanup_close_ int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return umw_fail_errno(err, "open directory of pid file %s", path);
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "%d", pid);
+        int r = umw_write_file_atomic(dirfd, name, buf, (size_t)len, 0644, err);
+        return r < 0 ? umw_error_prefix(err, "pid file %s", path) : 0;
+}
+
+void umw_close_fdp(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+        *fd = -1;
 }
 
 static int cmp_int(const void *a, const void *b)

@@ -19,6 +19,11 @@ int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t
 /* Writes name in dirfd through ".name.tmp" + rename, mode as given. */
 int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
                           struct umw_error **err);
+/* The bare decimal pid in path, written atomically (conmon reads it while
+ * it may be written); NULL path: nothing to do. */
+int umw_write_pid_file(const char *path, pid_t pid, struct umw_error **err);
+/* Closes *fd if open and marks it closed. */
+void umw_close_fdp(int *fd);
 /* Closes every fd >= lowfd except the ones listed. */
 int umw_close_fds_from(int lowfd, const int *keep, size_t nkeep);
 
