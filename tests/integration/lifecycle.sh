@@ -70,7 +70,7 @@ expect_code "start of a running container" 6 rt start "$id"
 
 ps=$(rt ps --format json "$id" 2>&1)
 t_match "ps --format json lists the container pid" "(^|[^0-9])$pid([^0-9]|$)" "$ps"
-t_eq "ps --format json is a JSON array of pids" "True" \
+t_eq "ps --format json is a JSON array of pids" true \
         "$(json_get "$ps" 'all(isinstance(p, int) for p in j) and '"$pid"' in j')" "$ps"
 
 expect_code "delete of a running container without --force" 6 rt delete "$id"
