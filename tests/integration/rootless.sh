@@ -62,10 +62,12 @@ t_eq "rootless: gid_map maps 0 to the user's group" "0 $G 1" "$(sed -n 3p <<<"$T
 t_eq "rootless: a file made inside belongs to the user" "$U:$G" "$(stat -c %u:%g "$T_TMP/shared/made-inside" 2>&1)"
 
 urun /bin/probe ns
-t_eq "rootless: new user namespace" yes \
-        "$([[ -n $(awk '$1 == "user" { print $2 }' <<<"$T_OUT") && $(awk '$1 == "user" { print $2 }' <<<"$T_OUT") != "$(host_ns user)" ]] && echo yes || echo no)" "$T_OUT" "$T_ERR"
-t_eq "rootless: new network namespace" yes \
-        "$([[ -n $(awk '$1 == "net" { print $2 }' <<<"$T_OUT") && $(awk '$1 == "net" { print $2 }' <<<"$T_OUT") != "$(host_ns net)" ]] && echo yes || echo no)"
+for t in user:user network:net pid:pid mount:mnt ipc:ipc uts:uts; do
+        inside=$(awk -v n="${t#*:}" '$1 == n { print $2 }' <<<"$T_OUT")
+        want=$(cfg_get "$rb" "'new' if '${t%%:*}' in [n['type'] for n in c['linux']['namespaces'] if 'path' not in n] else 'host'")
+        t_eq "rootless: ${t%%:*} namespace as the spec asks ($want)" "$want" \
+                "$([[ -z $inside ]] && echo missing || { [[ $inside != "$(host_ns "${t#*:}")" ]] && echo new || echo host; })" "$T_OUT" "$T_ERR"
+done
 
 urun /bin/probe exit 9
 t_eq "rootless: run returns the exit status" 9 "$T_RC" "$T_ERR"

@@ -124,7 +124,8 @@ ln -s "$T_TMP/outside-mnt" "$b/rootfs/mnt"
 mkdir -p "$T_TMP/src"
 echo from-src >"$T_TMP/src/f"
 ln -s "$T_TMP/outside" "$b/rootfs/bindlink"
-ln -s ../../../../../../../..$T_TMP/outside "$b/rootfs/rellink"
+mkdir -p "$T_TMP/outside-rel"
+ln -s ../../../../../../../..$T_TMP/outside-rel "$b/rootfs/rellink"
 cfg_set "$b" "add_mount('/mnt', 'tmpfs', 'tmpfs', ['size=1m'])
 add_mount('/bindlink', 'bind', '$T_TMP/src', ['bind', 'rw'])
 add_mount('/rellink', 'tmpfs', 'tmpfs', ['size=1m'])
@@ -132,9 +133,10 @@ add_mount('/../../../../../..$T_TMP/outside/dotdot', 'tmpfs', 'tmpfs', ['size=1m
 mkdir -p "$T_TMP/outside/dotdot"
 run_in "$b" /bin/sh -c 'echo x > /mnt/written-in-tmpfs; echo y > /bindlink/written-via-bind; echo z > /rellink/written-rel; cat /bindlink/f; grep -c tmpfs /proc/self/mountinfo'
 t_eq "tmpfs on an absolute symlink: nothing written to the host dir" "" "$(ls -A "$T_TMP/outside-mnt")"
+t_eq "tmpfs on a relative symlink climbing out: nothing written to the host dir" "" "$(ls -A "$T_TMP/outside-rel")"
 t_eq "bind on a symlink: host dir the link names untouched" "HOST-MARKER dotdot" "$(ls "$T_TMP/outside" | tr '\n' ' ' | sed 's/ $//')"
 t_eq "no tmpfs from the container on the host dirs" "" \
-        "$(awk -v d="$T_TMP/outside" 'index($5, d) == 1' /proc/self/mountinfo)"
+        "$(awk -v d="$T_TMP/outside" 'index($5, d) == 1' /proc/self/mountinfo)" # also outside-mnt, outside-rel
 if [[ $T_RC -eq 0 ]]; then
         t_eq "bind through a symlink shows the source" from-src "$(sed -n 1p <<<"$T_OUT")" "$T_OUT"
 else
