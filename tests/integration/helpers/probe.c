@@ -166,12 +166,12 @@ static const struct {
         const char *name;
         int resource;
 } rlimits[] = {
-        {"AS", RLIMIT_AS},           {"CORE", RLIMIT_CORE},       {"CPU", RLIMIT_CPU},
-        {"DATA", RLIMIT_DATA},       {"FSIZE", RLIMIT_FSIZE},     {"LOCKS", RLIMIT_LOCKS},
-        {"MEMLOCK", RLIMIT_MEMLOCK}, {"MSGQUEUE", RLIMIT_MSGQUEUE}, {"NICE", RLIMIT_NICE},
-        {"NOFILE", RLIMIT_NOFILE},   {"NPROC", RLIMIT_NPROC},     {"RSS", RLIMIT_RSS},
-        {"RTPRIO", RLIMIT_RTPRIO},   {"RTTIME", RLIMIT_RTTIME},   {"SIGPENDING", RLIMIT_SIGPENDING},
-        {"STACK", RLIMIT_STACK},
+    {"AS", RLIMIT_AS},           {"CORE", RLIMIT_CORE},         {"CPU", RLIMIT_CPU},
+    {"DATA", RLIMIT_DATA},       {"FSIZE", RLIMIT_FSIZE},       {"LOCKS", RLIMIT_LOCKS},
+    {"MEMLOCK", RLIMIT_MEMLOCK}, {"MSGQUEUE", RLIMIT_MSGQUEUE}, {"NICE", RLIMIT_NICE},
+    {"NOFILE", RLIMIT_NOFILE},   {"NPROC", RLIMIT_NPROC},       {"RSS", RLIMIT_RSS},
+    {"RTPRIO", RLIMIT_RTPRIO},   {"RTTIME", RLIMIT_RTTIME},     {"SIGPENDING", RLIMIT_SIGPENDING},
+    {"STACK", RLIMIT_STACK},
 };
 
 static void print_limit(rlim_t v)
