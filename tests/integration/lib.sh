@@ -186,6 +186,7 @@ umount_under() {
 
 t_cleanup() {
         local id
+        [[ -n ${T_EXTRA_CLEANUP:-} ]] && eval "$T_EXTRA_CLEANUP"
         if [[ -n $T_ROOT && -x $RT ]]; then
                 for id in "${T_IDS[@]}" $("$RT" --root "$T_ROOT" list -q 2>/dev/null); do
                         "$RT" --root "$T_ROOT" kill "$id" KILL >/dev/null 2>&1
@@ -201,7 +202,6 @@ t_cleanup() {
                         rm -rf --one-file-system "$d"
                 fi
         done
-        [[ -n ${T_EXTRA_CLEANUP:-} ]] && eval "$T_EXTRA_CLEANUP"
         return 0
 }
 
