@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "init.h"
 #include "namespaces.h"
+#include "selfexe.h"
 #include "spec.h"
 #include "state.h"
 #include "supervise.h"
@@ -115,7 +116,14 @@ static int load_config(struct creation *c, struct umw_error **err)
         if (!c->spec->process.args)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
                                 c->config_path);
-        return ns_check(c->spec, err);
+        r = ns_check(c->spec, err);
+        /* Without a user namespace of its own, the container's root may hold
+         * CAP_SYS_PTRACE over the host and reach the init while it is still
+         * the runtime: create runs from a sealed copy. Before anything
+         * exists, since the re-exec starts this create over. */
+        if (r == 0 && !c->spec->namespaces[SPEC_NS_USER].enabled)
+                r = selfexe_reexec_sealed(c->rt->argv, err);
+        return r;
 }
 
 static int resolve_rootfs(struct creation *c, struct umw_error **err)

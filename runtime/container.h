@@ -13,7 +13,8 @@
 struct umw_error;
 
 struct runtime_opts {
-        const char *root; /* state root */
+        char *const *argv; /* as umwelt-run was started: for the sealed re-exec */
+        const char *root;  /* state root */
         enum cgroup_manager cgroup_manager;
         bool rootless;
 };

@@ -6,6 +6,7 @@
 #include "init.h"
 #include "process.h"
 #include "seccomp.h"
+#include "selfexe.h"
 #include "spec.h"
 #include "state.h"
 #include "supervise.h"
@@ -336,6 +337,10 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);
+        /* Without a user namespace of its own, the container's root may hold
+         * CAP_SYS_PTRACE over the host: the joining process runs sealed. */
+        if (r == 0 && !x.spec->namespaces[SPEC_NS_USER].enabled)
+                r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0)
                 r = build_process(&x, err);
         if (r == 0)

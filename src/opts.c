@@ -182,7 +182,8 @@ int opts_parse_global(int argc, char **argv, struct global_opts *g, int *verb_in
             {0},
         };
         *g = (struct global_opts){.rt.cgroup_manager = CGROUP_MANAGER_CGROUPFS,
-                                  .rt.rootless = geteuid() != 0};
+                                  .rt.rootless = geteuid() != 0,
+                                  .rt.argv = argv};
         opterr = 0;
         optind = 1;
         int c;
