@@ -601,8 +601,11 @@ static int delete_unfinished(const struct runtime_opts *rt, const char *id, stru
 {
         _cleanup_close_ int rootfd = -1;
         int r = state_root_open(rt->root, false, &rootfd, err);
-        if (r < 0 || rootfd < 0)
+        if (r < 0)
                 return r;
+        if (rootfd < 0 || faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "container '%s' does not exist",
+                                id);
         return state_dir_remove(rootfd, id, err);
 }
 

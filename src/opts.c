@@ -50,6 +50,21 @@ int opts_expect_args(const char *verb, int argc, char **argv, int first, int min
         return 0;
 }
 
+int opts_parse_id_verb(int argc, char **argv, const struct option *longopts, const char *shortopts,
+                       int max_args, bool *flag, struct umw_error **err)
+{
+        optind = 1;
+        opterr = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+                if (c == '?' || c == ':' || !flag)
+                        return opts_usage_error(err, argv[0], "unknown option '%s'",
+                                                argv[optind - 1]);
+                *flag = true;
+        }
+        return opts_expect_args(argv[0], argc, argv, optind, 1, max_args, err);
+}
+
 static int default_root(struct global_opts *g, struct umw_error **err)
 {
         if (geteuid() == 0) {

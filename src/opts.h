@@ -3,6 +3,7 @@
 #ifndef UMW_OPTS_H
 #define UMW_OPTS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "runtime/container.h"
@@ -25,6 +26,11 @@ int opts_parse_uint(const char *flag, const char *value, int *out, struct umw_er
 /* The error for a bad command line of verb. */
 int opts_usage_error(struct umw_error **err, const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A verb that takes an id (and up to max_args positional arguments in all)
+ * and at most one flag, which sets *flag; unknown options are named. After
+ * it, argv[optind] is the id. */
+int opts_parse_id_verb(int argc, char **argv, const struct option *longopts, const char *shortopts,
+                       int max_args, bool *flag, struct umw_error **err);
 /* Exactly want positional arguments after the options, else a usage error. */
 int opts_expect_args(const char *verb, int argc, char **argv, int first, int min, int max,
                      struct umw_error **err);

@@ -142,31 +142,10 @@ VERB(run)
         return r < 0 ? r : status;
 }
 
-/* Verbs that take only an id and maybe one flag. */
-static int parse_id_only(int argc, char **argv, const struct option *longopts,
-                         const char *shortopts, int max_args, void (*flag)(int, void *), void *ctx,
-                         struct umw_error **err)
-{
-        optind = 1;
-        int c;
-        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-                if (c == '?' || c == ':')
-                        return opts_usage_error(err, argv[0], "unknown option '%s'",
-                                                argv[optind - 1]);
-                flag(c, ctx);
-        }
-        return opts_expect_args(argv[0], argc, argv, optind, 1, max_args, err);
-}
-
-static void set_bool(int c, void *ctx)
-{
-        *(bool *)ctx = true;
-}
-
 VERB(start)
 {
         static const struct option none[] = {{0}};
-        int r = parse_id_only(argc, argv, none, "", 1, set_bool, NULL, err);
+        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
         if (r == 0)
                 r = container_start(&g->rt, argv[optind], err);
         return r < 0 ? r : 0;
@@ -176,7 +155,7 @@ VERB(kill)
 {
         static const struct option longopts[] = {{"all", no_argument, NULL, 'a'}, {0}};
         bool all = false;
-        int r = parse_id_only(argc, argv, longopts, "a", 2, set_bool, &all, err);
+        int r = opts_parse_id_verb(argc, argv, longopts, "a", 2, &all, err);
         if (r < 0)
                 return r;
         int sig = 15;
@@ -191,7 +170,7 @@ VERB(delete)
 {
         static const struct option longopts[] = {{"force", no_argument, NULL, 'f'}, {0}};
         bool force = false;
-        int r = parse_id_only(argc, argv, longopts, "f", 1, set_bool, &force, err);
+        int r = opts_parse_id_verb(argc, argv, longopts, "f", 1, &force, err);
         if (r == 0)
                 r = container_delete(&g->rt, argv[optind], force, err);
         return r < 0 ? r : 0;

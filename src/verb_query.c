@@ -16,10 +16,11 @@
 
 VERB(state)
 {
-        int r = opts_expect_args(argv[0], argc, argv, 1, 1, 1, err);
+        static const struct option none[] = {{0}};
+        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
         _cleanup_free_ char *json = NULL;
         if (r == 0)
-                r = container_state(&g->rt, argv[1], &json, err);
+                r = container_state(&g->rt, argv[optind], &json, err);
         if (r < 0)
                 return r;
         printf("%s\n", json);
