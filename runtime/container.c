@@ -16,6 +16,7 @@
 #include "src/common/log.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
@@ -95,6 +96,24 @@ static void creation_abort(struct creation *c)
                 state_dir_remove(c->rootfd, c->o->id, &ignored);
 }
 
+/* The init is an image of umwelt-run until start: create runs from a sealed
+ * copy when the container's processes may reach it (selfexe.h). Before
+ * anything exists, since the re-exec starts this create over. A pid
+ * namespace joined with CAP_SYS_PTRACE must not hold an unsealed init of
+ * another container still waiting for its start. */
+static int protect_runtime(struct creation *c, struct umw_error **err)
+{
+        const char *pidns = c->spec->namespaces[SPEC_NS_PID].path;
+        bool ptrace = c->spec->process.caps.bounding & (1ULL << CAP_SYS_PTRACE);
+        if (ptrace && pidns && selfexe_pidns_has_unsealed_runtime(pidns))
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "%s: .linux.namespaces: with CAP_SYS_PTRACE, joining pid "
+                                "namespace %s is refused while a container in it waits for "
+                                "start (its init is still the runtime): start that first",
+                                c->config_path, pidns);
+        return selfexe_reexec_sealed(c->rt->argv, err);
+}
+
 static int load_config(struct creation *c, struct umw_error **err)
 {
         if (c->o->config_path)
@@ -117,12 +136,8 @@ static int load_config(struct creation *c, struct umw_error **err)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
                                 c->config_path);
         r = ns_check(c->spec, err);
-        /* Without a user namespace of its own, the container's root may hold
-         * CAP_SYS_PTRACE over the host and reach the init while it is still
-         * the runtime: create runs from a sealed copy. Before anything
-         * exists, since the re-exec starts this create over. */
-        if (r == 0 && !c->spec->namespaces[SPEC_NS_USER].enabled)
-                r = selfexe_reexec_sealed(c->rt->argv, err);
+        if (r == 0 && selfexe_needed(c->spec))
+                r = protect_runtime(c, err);
         return r;
 }
 
@@ -334,15 +349,17 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (r < 0)
                 return r;
         int child_end = -1;
+        struct ns_saved saved = {-1, -1};
         r = open_channels(c, &child_end, err);
         if (r == 0)
-                r = ns_prepare_parent(c->spec, err);
+                r = ns_prepare_parent(c->spec, &saved, err);
         if (r == 0)
                 r = spawn_init(c, child_end, err);
+        int restored = ns_restore_parent(&saved, err);
         if (child_end >= 0)
                 close(child_end);
-        if (r < 0)
-                return r;
+        if (r < 0 || restored < 0)
+                return r < 0 ? r : restored;
         if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;

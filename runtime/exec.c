@@ -16,6 +16,7 @@
 #include "src/common/fdio.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -188,6 +189,21 @@ static int build_process(struct execution *x, struct umw_error **err)
         return r;
 }
 
+/* A container created but not started has the runtime as its init, sealed
+ * only when its own processes could reach it (selfexe.h): a process joining
+ * it with CAP_SYS_PTRACE beyond those must wait for the start. */
+static int refuse_ptrace_into_waiting_init(const struct execution *x, struct umw_error **err)
+{
+        bool ptrace = x->proc.caps.bounding & (1ULL << CAP_SYS_PTRACE);
+        if (!ptrace || x->spec->namespaces[SPEC_NS_USER].enabled ||
+            !selfexe_pid_is_unsealed_runtime(x->st.pid))
+                return 0;
+        return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                        "exec: container '%s' waits for start and its init is still the runtime: "
+                        "a process with CAP_SYS_PTRACE may join it only after start",
+                        x->o->id);
+}
+
 static int open_channels(struct execution *x, struct umw_error **err)
 {
         int pair[2];
@@ -337,12 +353,15 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);
-        /* Without a user namespace of its own, the container's root may hold
-         * CAP_SYS_PTRACE over the host: the joining process runs sealed. */
+        /* Without a user namespace of its own, a process of the container
+         * may hold CAP_SYS_PTRACE over the host: the joining process, an
+         * image of umwelt-run until it execs, runs from a sealed copy. */
         if (r == 0 && !x.spec->namespaces[SPEC_NS_USER].enabled)
                 r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0)
                 r = build_process(&x, err);
+        if (r == 0)
+                r = refuse_ptrace_into_waiting_init(&x, err);
         if (r == 0)
                 r = open_channels(&x, err);
         if (r == 0 && !o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)

@@ -73,22 +73,43 @@ static int write_time_offsets(const struct spec *spec, struct umw_error **err)
         return 0;
 }
 
-int ns_prepare_parent(const struct spec *spec, struct umw_error **err)
+static int save_active(const char *name, int *fd, struct umw_error **err)
 {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+        *fd = open(path, O_RDONLY | O_CLOEXEC);
+        return *fd < 0 ? umw_fail_errno(err, "open %s", path) : 0;
+}
+
+int ns_prepare_parent(const struct spec *spec, struct ns_saved *saved, struct umw_error **err)
+{
+        *saved = (struct ns_saved){.pid_fd = -1, .time_fd = -1};
         const struct spec_namespace *pid = &spec->namespaces[SPEC_NS_PID];
-        if (pid->enabled && pid->path) {
-                int r = setns_path(pid->path, CLONE_NEWPID, "pid", err);
-                if (r < 0)
-                        return r;
-        }
         const struct spec_namespace *t = &spec->namespaces[SPEC_NS_TIME];
-        if (!t->enabled)
-                return 0;
+        int r = 0;
+        if (pid->enabled && pid->path && (r = save_active("pid", &saved->pid_fd, err)) == 0)
+                r = setns_path(pid->path, CLONE_NEWPID, "pid", err);
+        if (r < 0 || !t->enabled)
+                return r;
+        if ((r = save_active("time", &saved->time_fd, err)) < 0)
+                return r;
         if (t->path)
                 return setns_path(t->path, CLONE_NEWTIME, "time", err);
         if (unshare(CLONE_NEWTIME) < 0)
                 return umw_fail_errno(err, "create time namespace");
         return write_time_offsets(spec, err);
+}
+
+int ns_restore_parent(struct ns_saved *saved, struct umw_error **err)
+{
+        int r = 0;
+        if (saved->pid_fd >= 0 && setns(saved->pid_fd, CLONE_NEWPID) < 0)
+                r = umw_fail_errno(err, "return to the runtime's pid namespace");
+        if (saved->time_fd >= 0 && setns(saved->time_fd, CLONE_NEWTIME) < 0 && r == 0)
+                r = umw_fail_errno(err, "return to the runtime's time namespace");
+        umw_close_fdp(&saved->pid_fd);
+        umw_close_fdp(&saved->time_fd);
+        return r;
 }
 
 int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err)

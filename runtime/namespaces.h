@@ -16,9 +16,17 @@ int ns_clone_flags(const struct spec *spec);
 /* Refuses combinations the runtime cannot build (no mount namespace, a
  * joined user namespace, ...), before anything is created. */
 int ns_check(const struct spec *spec, struct umw_error **err);
+/* The namespaces umwelt-run was in before ns_prepare_parent. */
+struct ns_saved {
+        int pid_fd, time_fd;
+};
+
 /* In umwelt-run, before clone: the namespaces that only take effect for
  * children (pid joined by path; time, new with its offsets or joined). */
-int ns_prepare_parent(const struct spec *spec, struct umw_error **err);
+int ns_prepare_parent(const struct spec *spec, struct ns_saved *saved, struct umw_error **err);
+/* Right after clone: umwelt-run's own later children (hooks, helpers) are
+ * again born in its own pid and time namespaces. */
+int ns_restore_parent(struct ns_saved *saved, struct umw_error **err);
 /* In the init, after its user namespace is mapped: setns into every
  * namespace the spec names by path (except user, pid and time). */
 int ns_join_paths(const struct spec *spec, struct umw_error **err);

@@ -1,8 +1,13 @@
 #include "selfexe.h"
+#include "spec.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 
 #include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <linux/memfd.h>
 #include <sys/mman.h>
@@ -15,13 +20,58 @@ extern char **environ;
 
 #define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
-bool selfexe_is_sealed(void)
+static bool exe_is_sealed(const char *exe)
 {
-        _cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open(exe, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return false;
         int seals = fcntl(fd, F_GET_SEALS);
         return seals >= 0 && (seals & SEALS) == SEALS;
+}
+
+bool selfexe_is_sealed(void)
+{
+        return exe_is_sealed("/proc/self/exe");
+}
+
+bool selfexe_needed(const struct spec *spec)
+{
+        if (spec->namespaces[SPEC_NS_USER].enabled)
+                return false;
+        bool ptrace = spec->process.caps.bounding & (1ULL << CAP_SYS_PTRACE);
+        return ptrace || spec->namespaces[SPEC_NS_PID].path;
+}
+
+bool selfexe_pid_is_unsealed_runtime(pid_t pid)
+{
+        char path[64], comm[32] = "";
+        snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        if (!f || !fgets(comm, sizeof(comm), f) || strcmp(comm, "umwelt-run\n") != 0)
+                return false;
+        snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+        return !exe_is_sealed(path);
+}
+
+bool selfexe_pidns_has_unsealed_runtime(const char *path)
+{
+        struct stat ns;
+        _cleanup_closedir_ DIR *proc = opendir("/proc");
+        if (stat(path, &ns) < 0 || !proc)
+                return false;
+        struct dirent *e;
+        while ((e = readdir(proc))) {
+                char nspath[64];
+                struct stat st;
+                pid_t pid = (pid_t)atoi(e->d_name);
+                if (pid <= 0)
+                        continue;
+                snprintf(nspath, sizeof(nspath), "/proc/%d/ns/pid", pid);
+                if (stat(nspath, &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev &&
+                    selfexe_pid_is_unsealed_runtime(pid))
+                        return true;
+        }
+        return false;
 }
 
 static int make_memfd(void)

@@ -8,9 +8,20 @@
 #define UMW_SELFEXE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
+struct spec;
 struct umw_error;
 
+/* Whether processes of a container with this spec may hold CAP_SYS_PTRACE
+ * over the host's user namespace while the init is still the runtime: no
+ * user namespace of its own, and CAP_SYS_PTRACE in the bounding set or a pid
+ * namespace shared with others. Such a create runs sealed. */
+bool selfexe_needed(const struct spec *spec);
+/* True when pid is an image of umwelt-run that is not a sealed copy. */
+bool selfexe_pid_is_unsealed_runtime(pid_t pid);
+/* True when a process in the pid namespace at path is one. */
+bool selfexe_pidns_has_unsealed_runtime(const char *path);
 /* True when this process already runs from a write-sealed copy. */
 bool selfexe_is_sealed(void);
 /* Re-execs the running binary from a sealed memfd copy with the same argv

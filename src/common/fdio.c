@@ -46,24 +46,21 @@ ssize_t umw_read_all(int fd, void *buf, size_t len)
         return (ssize_t)got;
 }
 
-int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len,
-                     struct umw_error **err)
+int umw_read_fd(int fd, const char *name, size_t max, char **out, size_t *len,
+                struct umw_error **err)
 {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return umw_fail_errno(err, "open %s", path);
         size_t cap = 8192, used = 0;
         _cleanup_free_ char *buf = malloc(cap);
         if (!buf)
-                return umw_fail_sys(err, ENOMEM, "read %s", path);
+                return umw_fail_sys(err, ENOMEM, "read %s", name);
         for (;;) {
                 if (used + 1 >= cap) {
                         if (cap > max)
                                 return umw_fail(err, UMW_EXIT_CONFIG, EFBIG,
-                                                "%s: larger than %zu bytes", path, max);
+                                                "%s: larger than %zu bytes", name, max);
                         char *bigger = realloc(buf, cap * 2);
                         if (!bigger)
-                                return umw_fail_sys(err, ENOMEM, "read %s", path);
+                                return umw_fail_sys(err, ENOMEM, "read %s", name);
                         buf = bigger;
                         cap *= 2;
                 }
@@ -71,19 +68,28 @@ int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
-                        return umw_fail_errno(err, "read %s", path);
+                        return umw_fail_errno(err, "read %s", name);
                 if (n == 0)
                         break;
                 used += (size_t)n;
         }
         if (used > max)
-                return umw_fail(err, UMW_EXIT_CONFIG, EFBIG, "%s: larger than %zu bytes", path,
+                return umw_fail(err, UMW_EXIT_CONFIG, EFBIG, "%s: larger than %zu bytes", name,
                                 max);
         buf[used] = '\0';
         if (len)
                 *len = used;
         *out = TAKE_PTR(buf);
         return 0;
+}
+
+int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len,
+                     struct umw_error **err)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return umw_fail_errno(err, "open %s", path);
+        return umw_read_fd(fd, path, max, out, len, err);
 }
 
 int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,

@@ -12,6 +12,10 @@ struct umw_error;
 int umw_write_all(int fd, const void *buf, size_t len);
 /* Reads until EOF or len bytes; returns the count or -errno. */
 ssize_t umw_read_all(int fd, void *buf, size_t len);
+/* Reads fd to its end into a NUL-terminated malloc'd buffer; name is for
+ * messages, max bounds the size. */
+int umw_read_fd(int fd, const char *name, size_t max, char **out, size_t *len,
+                struct umw_error **err);
 /* Reads a whole file (relative to dirfd, or AT_FDCWD) into a NUL-terminated
  * malloc'd buffer. max bounds the size: larger is an error. */
 int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t *len,

@@ -19,12 +19,12 @@ cfg_set "$b" 'c["root"]["readonly"] = False'
 
 # ---------------------------------------------------------------- CVE-2019-5736
 
-# While a container is created but not started its init is the runtime
-# (or a copy of it). A second container in the same pid namespace watches
-# every /proc/PID/exe, holds any that is the host binary and tries to reopen
-# it for writing once start has let it go. The watcher holds CAP_SYS_PTRACE
-# so that a non-dumpable init is no excuse: only a copy of the binary (or a
-# read-only one) passes.
+# While a container is created but not started its init is the runtime. A
+# process holding CAP_SYS_PTRACE (no user namespace: over the host) gets past
+# the init being undumpable, so it must never see an init that is the host's
+# binary: a container whose own processes may hold it runs its init from a
+# sealed copy, and a second container or an exec that would bring it into
+# the pid namespace of an unsealed waiting init is refused until the start.
 a=$T_TMP/bundle-a
 make_bundle "$a"
 cfg_set "$a" 'c["process"]["args"] = ["/bin/probe", "sleep", "1000"]'
@@ -41,18 +41,30 @@ for k in ('bounding', 'effective', 'permitted'): c['process']['capabilities'][k]
         new_id
         idb=$T_LAST_ID
         rt run -d --bundle "$b" "$idb" >"$T_TMP/watch1.out" 2>&1 </dev/null
-        sleep 1
-        rt start "$ida" >/dev/null 2>&1 </dev/null
-        wait_file_grep() { local n=80; while ((n-- > 0)); do grep -q '^seen [0-9]* writable' "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-        wait_file_grep "$T_TMP/watch1.out"
-        res=$(grep '^seen [0-9]* writable' "$T_TMP/watch1.out")
-        t_match "created init: host runtime binary not writable from a container in its pid ns" 'writable 0$' "$res" "$(cat "$T_TMP/watch1.out")"
-        t_eq "created init: host runtime binary not even reachable (init runs a copy)" "seen 0 writable 0" "$res"
-        rt delete -f "$idb" >/dev/null 2>&1
+        t_eq "CAP_SYS_PTRACE container joining the pid ns of a waiting unsealed init is refused" 6 $? "$(cat "$T_TMP/watch1.out")"
+        t_match "the refusal names the reason" "CAP_SYS_PTRACE.*waits for start" "$(cat "$T_TMP/watch1.out")"
+        t_eq "the refused container left no state" "" "$(rt state "$idb" 2>/dev/null)"
+        rt exec --cap CAP_SYS_PTRACE "$ida" /bin/probe exit 0 >"$T_TMP/exec1.out" 2>&1 </dev/null
+        t_eq "exec with --cap CAP_SYS_PTRACE into a waiting unsealed init is refused" 6 $? "$(cat "$T_TMP/exec1.out")"
         cfg_set "$b" 'set_ns("pid")'
         cfg_set "$b" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].remove("CAP_SYS_PTRACE")'
 fi
 rt delete -f "$ida" >/dev/null 2>&1
+
+# A container whose own processes hold CAP_SYS_PTRACE: its waiting init is a
+# sealed copy, and an exec'd watcher finds no process that is the host binary.
+cfg_set "$a" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].append("CAP_SYS_PTRACE")'
+new_id
+ida=$T_LAST_ID
+rt create --bundle "$a" "$ida" >/dev/null 2>&1 </dev/null
+pida=$(state_field "$ida" pid)
+t_match "CAP_SYS_PTRACE container: the waiting init runs a sealed copy" '^/memfd:' "$(readlink "/proc/$pida/exe" 2>&1)"
+out=$(rt exec "$ida" /bin/probe watch-exe "$RT_DEVINO" 1 2>&1 </dev/null)
+t_eq "CAP_SYS_PTRACE container: the host binary is not reachable from inside" "seen 0 writable 0" "$(grep '^seen' <<<"$out")" "$out"
+rt delete -f "$ida" >/dev/null 2>&1
+cfg_set "$a" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].remove("CAP_SYS_PTRACE")'
+
+wait_file_grep() { local n=80; while ((n-- > 0)); do grep -q '^seen [0-9]* writable' "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 # exec: the watcher is the container's init; the runtime enters its pid
 # namespace ten times.
