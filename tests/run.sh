@@ -136,6 +136,14 @@ for script in "$SRCDIR"/tests/integration/*.sh; do
         run_integration "$script"
 done
 
+# The fuzz harnesses (make fuzz), each run briefly over its seed corpus.
+echo "# fuzz smoke ($BUILDDIR/tests/fuzz)"
+if matches smoke.sh; then
+        tap=$LOGDIR/fuzz.tap log=$LOGDIR/fuzz.log
+        timeout -k 10 "$TIMEOUT" bash "$SRCDIR/tests/fuzz/smoke.sh" >"$tap" 2>"$log" </dev/null
+        tally fuzz/smoke.sh "$tap" "$log" $?
+fi
+
 if [[ ${#failures[@]} -gt 0 ]]; then
         echo "# failed:"
         printf '#   %s\n' "${failures[@]}"
