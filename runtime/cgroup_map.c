@@ -55,47 +55,32 @@ static const struct int_rule R_U32 = {0, UINT32_MAX, false, false,
 static const struct int_rule R_RATE = {0, INT64_MAX, false, false,
                                        "a non-negative integer (0: no limit)"};
 
-/* The controllers a v2 key may name, and the keys that are refused because
- * writing them moves processes, changes the tree or the container's state,
- * which are the cgroup code's own business. */
-static const char *const unified_writable[] = {"cgroup.max.descendants",
-                                               "cgroup.max.depth",
-                                               "cpu.weight",
-                                               "cpu.weight.nice",
-                                               "cpu.max",
-                                               "cpu.max.burst",
-                                               "cpu.idle",
-                                               "cpu.uclamp.min",
-                                               "cpu.uclamp.max",
-                                               "cpuset.cpus",
-                                               "cpuset.mems",
-                                               "cpuset.cpus.exclusive",
-                                               "cpuset.cpus.partition",
-                                               "io.weight",
-                                               "io.bfq.weight",
-                                               "io.max",
-                                               "io.latency",
-                                               "io.prio.class",
-                                               "memory.min",
-                                               "memory.low",
-                                               "memory.high",
-                                               "memory.max",
-                                               "memory.swap.high",
-                                               "memory.swap.max",
-                                               "memory.zswap.max",
-                                               "memory.zswap.writeback",
-                                               "memory.oom.group",
-                                               "pids.max",
-                                               "rdma.max",
-                                               "misc.max",
-                                               NULL};
-static const char *const unified_refused[] = {"cgroup.procs",
-                                              "cgroup.threads",
-                                              "cgroup.subtree_control",
-                                              "cgroup.type",
-                                              "cgroup.kill",
-                                              "cgroup.freeze",
-                                              NULL};
+/* The v2 files a unified key may name (hugetlb.<size>.max and .rsvd.max
+ * aside), and the ones refused because writing them moves processes,
+ * changes the tree or the container's state: the cgroup code's business. */
+static const char unified_writable[] =
+    "cgroup.max.descendants cgroup.max.depth "
+    "cpu.weight cpu.weight.nice cpu.max cpu.max.burst cpu.idle cpu.uclamp.min cpu.uclamp.max "
+    "cpuset.cpus cpuset.mems cpuset.cpus.exclusive cpuset.cpus.partition "
+    "io.weight io.bfq.weight io.max io.latency io.prio.class "
+    "memory.min memory.low memory.high memory.max memory.swap.high memory.swap.max "
+    "memory.zswap.max memory.zswap.writeback memory.oom.group "
+    "pids.max rdma.max misc.max";
+static const char unified_refused[] =
+    "cgroup.procs cgroup.threads cgroup.subtree_control cgroup.type cgroup.kill cgroup.freeze";
+
+/* Whether s is one of the space-separated words. */
+static bool in_words(const char *words, const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || strchr(s, ' '))
+                return false;
+        for (const char *w = words; *w; w += strcspn(w, " "), w += *w == ' ') {
+                if (strncmp(w, s, n) == 0 && (w[n] == ' ' || w[n] == '\0'))
+                        return true;
+        }
+        return false;
+}
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -230,6 +215,18 @@ static int member_set_int(yajl_val obj, const struct umw_jloc *loc, const char *
 {
         bool present;
         return member_int(obj, loc, key, rule, &present, out, err);
+}
+
+/* The same for a member the spec requires. */
+static int member_required_int(yajl_val obj, const struct umw_jloc *loc, const char *key,
+                               const struct int_rule *rule, int64_t *out, struct umw_error **err)
+{
+        bool present;
+        int r = member_int(obj, loc, key, rule, &present, out, err);
+        if (r < 0 || present)
+                return r;
+        struct umw_jloc at = umw_jloc_key(loc, key);
+        return umw_json_expected(&at, rule->what, err);
 }
 
 static int member_bool(yajl_val obj, const struct umw_jloc *loc, const char *key, bool *present,
@@ -574,23 +571,11 @@ struct blkio_dev {
 static int blkio_dev_read(yajl_val obj, const struct umw_jloc *loc, struct blkio_dev *d,
                           struct umw_error **err)
 {
-        bool present;
         int r;
-        if ((r = umw_json_object(obj, loc, err)) < 0)
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = member_required_int(obj, loc, "major", &R_U32, &d->major, err)) < 0)
                 return r;
-        if ((r = member_int(obj, loc, "major", &R_U32, &present, &d->major, err)) < 0)
-                return r;
-        if (!present) {
-                struct umw_jloc at = umw_jloc_key(loc, "major");
-                return umw_json_expected(&at, R_U32.what, err);
-        }
-        if ((r = member_int(obj, loc, "minor", &R_U32, &present, &d->minor, err)) < 0)
-                return r;
-        if (!present) {
-                struct umw_jloc at = umw_jloc_key(loc, "minor");
-                return umw_json_expected(&at, R_U32.what, err);
-        }
-        return 0;
+        return member_required_int(obj, loc, "minor", &R_U32, &d->minor, err);
 }
 
 static const char *const weight_device_keys[] = {"major", "minor", "weight", "leafWeight", NULL};
@@ -643,17 +628,12 @@ static int map_throttle_device(struct mapping *m, const struct throttle *t, yajl
                                const struct umw_jloc *loc, struct umw_error **err)
 {
         struct blkio_dev d;
-        bool present;
         int64_t rate;
         int r;
         if ((r = blkio_dev_read(item, loc, &d, err)) < 0 ||
             (r = check_keys(item, loc, throttle_device_keys, err)) < 0 ||
-            (r = member_int(item, loc, "rate", &R_RATE, &present, &rate, err)) < 0)
+            (r = member_required_int(item, loc, "rate", &R_RATE, &rate, err)) < 0)
                 return r;
-        if (!present) {
-                struct umw_jloc at = umw_jloc_key(loc, "rate");
-                return umw_json_expected(&at, R_RATE.what, err);
-        }
         if (m->v == CGROUP_V1)
                 return emit(m, loc, "blkio", t->v1_file, err, "%" PRId64 ":%" PRId64 " %" PRId64,
                             d.major, d.minor, rate);
@@ -748,7 +728,6 @@ static int map_hugepage_limit(struct mapping *m, yajl_val item, const struct umw
 {
         struct umw_jloc at = umw_jloc_key(loc, "pageSize");
         const char *size;
-        bool present;
         int64_t limit;
         int r;
         if ((r = umw_json_object(item, loc, err)) < 0 ||
@@ -758,12 +737,8 @@ static int map_hugepage_limit(struct mapping *m, yajl_val item, const struct umw
         if (!v || !YAJL_IS_STRING(v) || !is_page_size(v->u.string))
                 return umw_json_expected(&at, "a page size such as \"2MB\" or \"1GB\"", err);
         size = v->u.string;
-        if ((r = member_int(item, loc, "limit", &R_BYTES_OR_ZERO, &present, &limit, err)) < 0)
+        if ((r = member_required_int(item, loc, "limit", &R_BYTES_OR_ZERO, &limit, err)) < 0)
                 return r;
-        if (!present) {
-                at = umw_jloc_key(loc, "limit");
-                return umw_json_expected(&at, R_BYTES_OR_ZERO.what, err);
-        }
         char file[64];
         snprintf(file, sizeof(file), "hugetlb.%s.%s", size,
                  m->v == CGROUP_V1 ? "limit_in_bytes" : "max");
@@ -797,7 +772,6 @@ static int map_net_priority(struct mapping *m, yajl_val item, const struct umw_j
                             struct umw_error **err)
 {
         struct umw_jloc at = umw_jloc_key(loc, "name");
-        bool present;
         int64_t prio;
         int r;
         if ((r = umw_json_object(item, loc, err)) < 0 ||
@@ -806,12 +780,8 @@ static int map_net_priority(struct mapping *m, yajl_val item, const struct umw_j
         yajl_val name = umw_json_member(item, "name");
         if (!name || !YAJL_IS_STRING(name) || !is_ifname(name->u.string))
                 return umw_json_expected(&at, "a network interface name", err);
-        if ((r = member_int(item, loc, "priority", &R_U32, &present, &prio, err)) < 0)
+        if ((r = member_required_int(item, loc, "priority", &R_U32, &prio, err)) < 0)
                 return r;
-        if (!present) {
-                at = umw_jloc_key(loc, "priority");
-                return umw_json_expected(&at, R_U32.what, err);
-        }
         return emit(m, loc, "net_prio", "net_prio.ifpriomap", err, "%s %" PRId64, name->u.string,
                     prio);
 }
@@ -905,12 +875,12 @@ static bool is_hugetlb_key(const char *key)
 
 static int check_unified_key(const char *key, const struct umw_jloc *at, struct umw_error **err)
 {
-        if (in_list(unified_refused, key))
+        if (in_words(unified_refused, key))
                 return unsupported(at,
                                    "refused: this file moves processes or changes the cgroup "
                                    "tree, which only the runtime does",
                                    err);
-        if (in_list(unified_writable, key) || is_hugetlb_key(key))
+        if (in_words(unified_writable, key) || is_hugetlb_key(key))
                 return 0;
         return umw_json_expected(at, "a known cgroup v2 limit file such as \"memory.high\"", err);
 }
