@@ -1,36 +1,76 @@
 #include "cgroup.h"
+#include "cgroup_map.h"
+#include "spec.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
+#include "src/common/json.h"
 #include "src/common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#define MAX_HIERARCHIES 32
+#define MAX_HIERARCHIES   32
+#define FREEZE_TIMEOUT_MS 10000
 
 struct hierarchy {
         char mountpoint[256];
-        bool is_cpuset;
+        char controllers[512]; /* v1: the mount's options; v2: cgroup.controllers of its root */
+        bool v2;
 };
+
+struct host {
+        struct hierarchy h[MAX_HIERARCHIES];
+        size_t n;
+};
+
+static const char *const v1_controller_names[] = {
+    "cpu",  "cpuacct", "cpuset",  "memory",   "devices",    "freezer", "blkio",
+    "pids", "hugetlb", "net_cls", "net_prio", "perf_event", "rdma",    "misc"};
+
+static bool list_has(const char *list, const char *sep, const char *name)
+{
+        size_t len = strlen(name);
+        for (const char *p = list + strspn(list, sep); *p; p += strspn(p, sep)) {
+                size_t n = strcspn(p, sep);
+                if (n == len && strncmp(p, name, len) == 0)
+                        return true;
+                p += n;
+        }
+        return false;
+}
+
+static bool has_controller(const struct hierarchy *h, const char *name)
+{
+        return list_has(h->controllers, h->v2 ? " \n" : ",", name);
+}
+
+static void read_small(int dirfd, const char *file, char *buf, size_t size)
+{
+        _cleanup_close_ int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? 0 : umw_read_all(fd, buf, size - 1);
+        buf[n > 0 ? n : 0] = '\0';
+}
 
 /* Every cgroup (v1) and cgroup2 mount of this mount namespace, from
  * mountinfo. Only mounts whose root is "/" count: a bind of a sub-cgroup is
  * not a hierarchy to create containers in. */
-static int find_hierarchies(struct hierarchy *h, size_t *n, struct umw_error **err)
+static int find_hierarchies(struct host *host, struct umw_error **err)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
                 return umw_fail_errno(err, "open /proc/self/mountinfo");
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
-        *n = 0;
-        while (getline(&line, &cap, f) > 0 && *n < MAX_HIERARCHIES) {
+        host->n = 0;
+        while (getline(&line, &cap, f) > 0 && host->n < MAX_HIERARCHIES) {
                 char root[256], mnt[256], fstype[64], super[512];
                 char *sep = strstr(line, " - ");
                 if (!sep || sscanf(line, "%*s %*s %*s %255s %255s", root, mnt) != 2 ||
@@ -40,11 +80,76 @@ static int find_hierarchies(struct hierarchy *h, size_t *n, struct umw_error **e
                         continue;
                 if (strcmp(fstype, "cgroup2") != 0 && strcmp(fstype, "cgroup") != 0)
                         continue;
-                snprintf(h[*n].mountpoint, sizeof(h[*n].mountpoint), "%s", mnt);
-                h[*n].is_cpuset = strcmp(fstype, "cgroup") == 0 && strstr(super, "cpuset");
-                (*n)++;
+                struct hierarchy *h = &host->h[host->n++];
+                snprintf(h->mountpoint, sizeof(h->mountpoint), "%s", mnt);
+                h->v2 = strcmp(fstype, "cgroup2") == 0;
+                snprintf(h->controllers, sizeof(h->controllers), "%s", super);
         }
         return 0;
+}
+
+static const struct hierarchy *v1_with(const struct host *host, const char *controller)
+{
+        for (size_t i = 0; i < host->n; i++)
+                if (!host->h[i].v2 && has_controller(&host->h[i], controller))
+                        return &host->h[i];
+        return NULL;
+}
+
+static struct hierarchy *unified(struct host *host)
+{
+        for (size_t i = 0; i < host->n; i++)
+                if (host->h[i].v2)
+                        return &host->h[i];
+        return NULL;
+}
+
+/* A v1 or hybrid host: some v1 hierarchy carries a controller (a named one
+ * such as name=systemd carries none). */
+static bool has_v1(const struct host *host)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(v1_controller_names); i++)
+                if (v1_with(host, v1_controller_names[i]))
+                        return true;
+        return false;
+}
+
+/* The deepest existing directory of path in h (the hierarchy root at least). */
+static int nearest_existing(const struct hierarchy *h, const char *path, char *dir, size_t size)
+{
+        int n = snprintf(dir, size, "%s/%s", h->mountpoint, path);
+        if (n < 0 || (size_t)n >= size)
+                return -ENAMETOOLONG;
+        size_t root_len = strlen(h->mountpoint);
+        struct stat st;
+        while (stat(dir, &st) < 0) {
+                char *slash = strrchr(dir, '/');
+                if (!slash || (size_t)(slash - dir) < root_len)
+                        return -errno;
+                *slash = '\0';
+        }
+        return 0;
+}
+
+/* On v2 the container can have what the highest ancestor we may enable
+ * controllers below offers: the root's for root, the delegated subtree's
+ * (often less) for a user. */
+static void v2_available(struct hierarchy *h, const char *path)
+{
+        char dir[1024], parent[1100];
+        if (nearest_existing(h, path, dir, sizeof(dir)) < 0)
+                snprintf(dir, sizeof(dir), "%s", h->mountpoint);
+        size_t root_len = strlen(h->mountpoint);
+        char *slash;
+        while (strlen(dir) > root_len && (slash = strrchr(dir, '/'))) {
+                snprintf(parent, sizeof(parent), "%.*s/cgroup.subtree_control", (int)(slash - dir),
+                         dir);
+                if (access(parent, W_OK) < 0)
+                        break;
+                *slash = '\0';
+        }
+        _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        read_small(fd, "cgroup.controllers", h->controllers, sizeof(h->controllers));
 }
 
 int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_manager manager,
@@ -95,6 +200,369 @@ int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_ma
         return 0;
 }
 
+/* ---------------------------------------------------------------- plan */
+
+struct cgroup_write {
+        const struct hierarchy *h;
+        const struct cgroup_setting *s;
+};
+
+struct device_rule {
+        bool allow;
+        char rule[64]; /* "a", "c 1:3 rwm", ... as devices.allow/deny take it */
+};
+
+struct cgroup_plan {
+        char *path;
+        bool strict;
+        struct host host;
+        struct cgroup_settings v1, v2;
+        struct cgroup_write *w;
+        size_t n_w;
+        char v2_enable[256]; /* "+hugetlb +memory": enabled down to the container */
+        struct device_rule *rules;
+        size_t n_rules;
+};
+
+void cgroup_plan_free(struct cgroup_plan *p)
+{
+        if (!p)
+                return;
+        free(p->path);
+        cgroup_settings_release(&p->v1);
+        cgroup_settings_release(&p->v2);
+        free(p->w);
+        free(p->rules);
+        free(p);
+}
+
+static int add_write(struct cgroup_plan *p, const struct hierarchy *h,
+                     const struct cgroup_setting *s)
+{
+        struct cgroup_write *w = reallocarray(p->w, p->n_w + 1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        p->w = w;
+        p->w[p->n_w++] = (struct cgroup_write){.h = h, .s = s};
+        if (h->v2 && s->controller[0] && !list_has(p->v2_enable, " +", s->controller)) {
+                size_t len = strlen(p->v2_enable);
+                snprintf(p->v2_enable + len, sizeof(p->v2_enable) - len, "%s+%s", len ? " " : "",
+                         s->controller);
+        }
+        return 0;
+}
+
+static int missing_controller(const struct host *host, const struct cgroup_setting *s,
+                              const char *file, struct umw_error **err)
+{
+        const struct hierarchy *v2 = NULL;
+        for (size_t i = 0; i < host->n; i++)
+                if (host->h[i].v2)
+                        v2 = &host->h[i];
+        char offers[600] = "";
+        const char *list =
+            v2 && v2->controllers[0] != '\n' && v2->controllers[0] ? v2->controllers : "none";
+        if (v2)
+                snprintf(offers, sizeof(offers), " (cgroup v2 at %s offers: %.*s)", v2->mountpoint,
+                         (int)strcspn(list, "\n"), list);
+        return umw_fail(err, UMW_EXIT_CONFIG, EOPNOTSUPP,
+                        "%s: .linux.resources: %s needs the cgroup controller '%s', which is not "
+                        "available here%s: enable or delegate it (systemd: Delegate=%s) or run "
+                        "with --cgroup-manager disabled to start without limits",
+                        file, s->file, s->controller, offers, s->controller);
+}
+
+/* resources without its "unified" member (v1 refuses it; on a hybrid host it
+ * goes to the unified hierarchy instead). view borrows res's storage. */
+static yajl_val without_unified(yajl_val res, struct yajl_val_s *view, const char **keys,
+                                yajl_val *values)
+{
+        if (!YAJL_IS_OBJECT(res))
+                return res;
+        *view = *res;
+        size_t n = 0;
+        for (size_t i = 0; i < res->u.object.len; i++) {
+                if (strcmp(res->u.object.keys[i], "unified") == 0)
+                        continue;
+                keys[n] = res->u.object.keys[i];
+                values[n++] = res->u.object.values[i];
+        }
+        view->u.object.keys = keys;
+        view->u.object.values = values;
+        view->u.object.len = n;
+        return view;
+}
+
+static bool is_unified_key(yajl_val res, const char *file)
+{
+        yajl_val u = umw_json_member(res, "unified");
+        return YAJL_IS_OBJECT(u) && umw_json_member(u, file);
+}
+
+/* On a hybrid host a v1 setting goes to its v1 hierarchy; a controller only
+ * the unified hierarchy has (and the unified map) is written there. */
+static int plan_hybrid(struct cgroup_plan *p, yajl_val res, const char *file,
+                       struct umw_error **err)
+{
+        struct hierarchy *v2 = unified(&p->host);
+        size_t n = YAJL_IS_OBJECT(res) ? res->u.object.len : 0;
+        _cleanup_free_ const char **keys = calloc(n + 1, sizeof(*keys));
+        _cleanup_free_ yajl_val *values = calloc(n + 1, sizeof(*values));
+        if (!keys || !values)
+                return umw_fail_sys(err, ENOMEM, "cgroup plan");
+        struct yajl_val_s view;
+        int r = cgroup_map_resources(without_unified(res, &view, keys, values), CGROUP_V1, file,
+                                     &p->v1, err);
+        if (r < 0)
+                return r;
+        char need_v2[256] = "";
+        for (size_t i = 0; i < p->v1.n; i++) {
+                const struct cgroup_setting *s = &p->v1.items[i];
+                const struct hierarchy *h = v1_with(&p->host, s->controller);
+                if (h && (r = add_write(p, h, s)) < 0)
+                        return umw_fail_sys(err, -r, "cgroup plan");
+                if (h)
+                        continue;
+                if (!v2 || !has_controller(v2, s->controller))
+                        return missing_controller(&p->host, s, file, err);
+                size_t len = strlen(need_v2);
+                snprintf(need_v2 + len, sizeof(need_v2) - len, " %s", s->controller);
+        }
+        yajl_val u = umw_json_member(res, "unified");
+        bool has_unified = YAJL_IS_OBJECT(u) && u->u.object.len > 0;
+        if (!need_v2[0] && !has_unified)
+                return 0;
+        if ((r = cgroup_map_resources(res, CGROUP_V2, file, &p->v2, err)) < 0)
+                return r;
+        for (size_t i = 0; i < p->v2.n; i++) {
+                const struct cgroup_setting *s = &p->v2.items[i];
+                if (!list_has(need_v2, " ", s->controller) && !is_unified_key(res, s->file))
+                        continue;
+                if (!v2 || (s->controller[0] && !has_controller(v2, s->controller)))
+                        return missing_controller(&p->host, s, file, err);
+                if ((r = add_write(p, v2, s)) < 0)
+                        return umw_fail_sys(err, -r, "cgroup plan");
+        }
+        return 0;
+}
+
+static int plan_v2(struct cgroup_plan *p, yajl_val res, const char *file, struct umw_error **err)
+{
+        struct hierarchy *v2 = unified(&p->host);
+        int r = cgroup_map_resources(res, CGROUP_V2, file, &p->v2, err);
+        for (size_t i = 0; r == 0 && i < p->v2.n; i++) {
+                const struct cgroup_setting *s = &p->v2.items[i];
+                if (!v2 || (s->controller[0] && !has_controller(v2, s->controller)))
+                        return missing_controller(&p->host, s, file, err);
+                if ((r = add_write(p, v2, s)) < 0)
+                        return umw_fail_sys(err, -r, "cgroup plan");
+        }
+        return r;
+}
+
+static int plan_settings(struct cgroup_plan *p, yajl_val res, const char *file,
+                         struct umw_error **err)
+{
+        struct hierarchy *v2 = unified(&p->host);
+        if (v2)
+                v2_available(v2, p->path);
+        if (has_v1(&p->host))
+                return plan_hybrid(p, res, file, err);
+        return plan_v2(p, res, file, err);
+}
+
+/* ---------------------------------------------------------------- devices */
+
+static int add_rule(struct cgroup_plan *p, bool allow, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int add_rule(struct cgroup_plan *p, bool allow, const char *fmt, ...)
+{
+        struct device_rule *rules = reallocarray(p->rules, p->n_rules + 1, sizeof(*rules));
+        if (!rules)
+                return -ENOMEM;
+        p->rules = rules;
+        struct device_rule *d = &p->rules[p->n_rules++];
+        d->allow = allow;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->rule, sizeof(d->rule), fmt, ap);
+        va_end(ap);
+        return 0;
+}
+
+static void device_number(char *buf, size_t size, yajl_val v)
+{
+        if (YAJL_IS_INTEGER(v) && v->u.number.i >= 0)
+                snprintf(buf, size, "%lld", v->u.number.i);
+        else
+                snprintf(buf, size, "*");
+}
+
+/* One linux.resources.devices entry as a v1 rule. */
+static int device_rule(struct cgroup_plan *p, yajl_val item, const struct umw_jloc *loc,
+                       struct umw_error **err)
+{
+        int r = umw_json_object(item, loc, err);
+        if (r < 0)
+                return r;
+        struct umw_jloc at = umw_jloc_key(loc, "allow");
+        bool allow = false;
+        yajl_val v = umw_json_member(item, "allow");
+        if (!v)
+                return umw_json_expected(&at, "a boolean", err);
+        if ((r = umw_json_bool(v, &at, &allow, err)) < 0)
+                return r;
+        const char *type = "a", *access = "rwm";
+        at = umw_jloc_key(loc, "type");
+        if ((v = umw_json_member(item, "type")) && (r = umw_json_string(v, &at, &type, err)) < 0)
+                return r;
+        if (strcmp(type, "a") != 0 && strcmp(type, "b") != 0 && strcmp(type, "c") != 0)
+                return umw_json_expected(&at, "\"a\", \"b\" or \"c\"", err);
+        at = umw_jloc_key(loc, "access");
+        if ((v = umw_json_member(item, "access")) &&
+            (r = umw_json_string(v, &at, &access, err)) < 0)
+                return r;
+        if (!access[0] || strspn(access, "rwm") != strlen(access) || strlen(access) > 3)
+                return umw_json_expected(&at, "a combination of r, w and m", err);
+        char major[24], minor[24];
+        for (int i = 0; i < 2; i++) {
+                const char *key = i ? "minor" : "major";
+                at = umw_jloc_key(loc, key);
+                v = umw_json_member(item, key);
+                if (v && (!YAJL_IS_INTEGER(v) || v->u.number.i < -1 || v->u.number.i > 0xfffff))
+                        return umw_json_expected(&at, "a device number, or -1 for any", err);
+        }
+        device_number(major, sizeof(major), umw_json_member(item, "major"));
+        device_number(minor, sizeof(minor), umw_json_member(item, "minor"));
+        r = type[0] == 'a' ? add_rule(p, allow, "a")
+                           : add_rule(p, allow, "%s %s:%s %s", type, major, minor, access);
+        return r < 0 ? umw_fail_sys(err, -r, "device rules") : 0;
+}
+
+/* The devices every container gets whatever its rules say, as other OCI
+ * runtimes create them. */
+static const char *const default_devices[] = {"c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm",
+                                              "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm",
+                                              "c 5:1 rwm", "c 5:2 rwm", "c 136:* rwm"};
+
+/* Deny everything, then the spec's rules in order, then always the default
+ * set and linux.devices: the container's own /dev keeps working. */
+static int plan_devices(struct cgroup_plan *p, const struct cgroup_request *req,
+                        struct umw_error **err)
+{
+        struct umw_jloc loc;
+        umw_jloc_init(&loc, req->file);
+        snprintf(loc.path, sizeof(loc.path), ".linux.resources.devices");
+        yajl_val list = umw_json_member(req->resources, "devices");
+        int r = list ? umw_json_array(list, &loc, err) : 0;
+        if (r < 0)
+                return r;
+        if ((r = add_rule(p, false, "a")) < 0)
+                return umw_fail_sys(err, -r, "device rules");
+        for (size_t i = 0; list && i < list->u.array.len; i++) {
+                struct umw_jloc at = umw_jloc_index(&loc, i);
+                if ((r = device_rule(p, list->u.array.values[i], &at, err)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
+                if ((r = add_rule(p, true, "%s", default_devices[i])) < 0)
+                        return umw_fail_sys(err, -r, "device rules");
+        for (size_t i = 0; i < req->n_devices; i++) {
+                const struct spec_device *d = &req->devices[i];
+                if (d->type == 'p')
+                        continue;
+                r = add_rule(p, true, "%c %" PRId64 ":%" PRId64 " rwm", d->type == 'b' ? 'b' : 'c',
+                             d->major, d->minor);
+                if (r < 0)
+                        return umw_fail_sys(err, -r, "device rules");
+        }
+        return 0;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static bool has_writes(const struct cgroup_plan *p, const struct hierarchy *h)
+{
+        for (size_t i = 0; i < p->n_w; i++)
+                if (p->w[i].h == h)
+                        return true;
+        return false;
+}
+
+/* Without root, a limit needs a hierarchy delegated to us. */
+static int check_delegated(const struct cgroup_plan *p, struct umw_error **err)
+{
+        for (size_t i = 0; i < p->n_w; i++) {
+                char dir[1024];
+                const struct cgroup_write *w = &p->w[i];
+                if (nearest_existing(w->h, p->path, dir, sizeof(dir)) < 0 || access(dir, W_OK) < 0)
+                        return umw_fail(err, UMW_EXIT_CONFIG, EACCES,
+                                        "%s needs the cgroup controller '%s', which is not "
+                                        "delegated to uid %u (%s is not writable): delegate it "
+                                        "(systemd: Delegate=yes) or run with --cgroup-manager "
+                                        "disabled to start without limits",
+                                        w->s->file, w->s->controller, (unsigned)geteuid(), dir);
+        }
+        return 0;
+}
+
+static bool holds_processes(const struct hierarchy *h, const char *path)
+{
+        char file[1024], buf[16];
+        snprintf(file, sizeof(file), "%s/%s", h->mountpoint, path);
+        _cleanup_close_ int fd = open(file, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        read_small(fd, "cgroup.procs", buf, sizeof(buf));
+        return buf[0] != '\0';
+}
+
+static int check_unused(const struct cgroup_plan *p, struct umw_error **err)
+{
+        for (size_t i = 0; i < p->host.n; i++)
+                if (holds_processes(&p->host.h[i], p->path))
+                        return umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
+                                        "cgroup %s/%s already holds processes (another "
+                                        "container's?): choose another linux.cgroupsPath",
+                                        p->host.h[i].mountpoint, p->path);
+        return 0;
+}
+
+static int plan_build(const struct cgroup_request *req, bool fresh, struct cgroup_plan **out,
+                      struct umw_error **err)
+{
+        struct cgroup_plan *p = calloc(1, sizeof(*p));
+        if (!p || !(p->path = strdup(req->path))) {
+                free(p);
+                return umw_fail_sys(err, ENOMEM, "cgroup plan");
+        }
+        p->strict = req->strict;
+        int r = find_hierarchies(&p->host, err);
+        if (r == 0)
+                r = plan_settings(p, req->resources, req->file, err);
+        if (r == 0 && fresh && req->strict && v1_with(&p->host, "devices"))
+                r = plan_devices(p, req, err);
+        if (r == 0 && !req->strict)
+                r = check_delegated(p, err);
+        if (r == 0 && fresh)
+                r = check_unused(p, err);
+        if (r < 0) {
+                cgroup_plan_free(p);
+                return r;
+        }
+        *out = p;
+        return 0;
+}
+
+int cgroup_plan_new(const struct cgroup_request *req, struct cgroup_plan **out,
+                    struct umw_error **err)
+{
+        return plan_build(req, true, out, err);
+}
+
+/* ---------------------------------------------------------------- writing */
+
 /* A new cpuset cgroup starts with no cpus and no mems, and refuses tasks:
  * copy both from the parent. */
 static int cpuset_inherit(int parentfd, int fd)
@@ -121,8 +589,19 @@ static int cpuset_inherit(int parentfd, int fd)
         return 0;
 }
 
-/* mkdir -p of path below the hierarchy root, returning an fd of the leaf. */
-static int make_cgroup_dir(const struct hierarchy *h, const char *path, int *out)
+static int write_at(int dirfd, const char *file, const char *value)
+{
+        _cleanup_close_ int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return umw_write_all(fd, value, strlen(value));
+}
+
+/* mkdir -p of path below the hierarchy root, returning an fd of the leaf.
+ * On v2, enable (e.g. "+memory +pids") is switched on in every ancestor so
+ * that the leaf has those controllers' files. */
+static int make_cgroup_dir(const struct hierarchy *h, const char *path, const char *enable,
+                           int *out)
 {
         _cleanup_close_ int fd = open(h->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
@@ -130,20 +609,21 @@ static int make_cgroup_dir(const struct hierarchy *h, const char *path, int *out
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
+        bool is_cpuset = !h->v2 && has_controller(h, "cpuset");
         char *save = NULL;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                bool created = mkdirat(fd, c, 0755) == 0;
-                if (!created && errno != EEXIST)
+                int r;
+                if (h->v2 && enable && enable[0] &&
+                    (r = write_at(fd, "cgroup.subtree_control", enable)) < 0)
+                        return r;
+                if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST)
                         return -errno;
                 int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (next < 0)
                         return -errno;
-                if (h->is_cpuset) {
-                        int r = cpuset_inherit(fd, next);
-                        if (r < 0) {
-                                close(next);
-                                return r;
-                        }
+                if (is_cpuset && (r = cpuset_inherit(fd, next)) < 0) {
+                        close(next);
+                        return r;
                 }
                 close(fd);
                 fd = next;
@@ -152,39 +632,281 @@ static int make_cgroup_dir(const struct hierarchy *h, const char *path, int *out
         return 0;
 }
 
-static int write_pid(int dirfd, pid_t pid)
+static bool is_memory_pair(const char *file)
 {
-        _cleanup_close_ int fd = openat(dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        char buf[32];
-        int len = snprintf(buf, sizeof(buf), "%d", pid);
-        return umw_write_all(fd, buf, (size_t)len);
+        return strcmp(file, "memory.limit_in_bytes") == 0 ||
+               strcmp(file, "memory.memsw.limit_in_bytes") == 0;
 }
 
-int cgroup_enter(const char *path, pid_t pid, bool strict, bool *placed, struct umw_error **err)
+/* The index of the other half of v1's memory/memsw pair still to write. */
+static size_t memory_partner(const struct cgroup_plan *p, const struct hierarchy *h, size_t i,
+                             const bool *done)
 {
-        struct hierarchy h[MAX_HIERARCHIES];
-        size_t n = 0;
-        int r = find_hierarchies(h, &n, err);
-        if (r < 0)
-                return r;
-        *placed = false;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_close_ int fd = -1;
-                r = make_cgroup_dir(&h[i], path, &fd);
-                if (r == 0)
-                        r = write_pid(fd, pid);
-                if (r < 0 && strict)
-                        return umw_fail_sys(err, -r, "cgroup %s/%s", h[i].mountpoint, path);
-                if (r < 0) {
-                        umw_debug("cgroup %s/%s not used: %s", h[i].mountpoint, path, strerror(-r));
+        for (size_t j = 0; j < p->n_w; j++)
+                if (j != i && !done[j] && p->w[j].h == h && is_memory_pair(p->w[j].s->file) &&
+                    strcmp(p->w[j].s->file, p->w[i].s->file) != 0)
+                        return j;
+        return p->n_w;
+}
+
+/* v1 keeps memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every
+ * moment: when one write breaks that (EINVAL), the other goes first. */
+static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd,
+                        struct umw_error **err)
+{
+        _cleanup_free_ bool *done = calloc(p->n_w + 1, sizeof(bool));
+        if (!done)
+                return umw_fail_sys(err, ENOMEM, "cgroup limits");
+        for (size_t i = 0; i < p->n_w; i++) {
+                const struct cgroup_setting *s = p->w[i].s;
+                if (done[i] || p->w[i].h != h)
                         continue;
+                int r = write_at(dirfd, s->file, s->value);
+                size_t j = r == -EINVAL && is_memory_pair(s->file) ? memory_partner(p, h, i, done)
+                                                                   : p->n_w;
+                if (j < p->n_w && (r = write_at(dirfd, p->w[j].s->file, p->w[j].s->value)) == 0) {
+                        done[j] = true;
+                        r = write_at(dirfd, s->file, s->value);
                 }
-                *placed = true;
+                if (r < 0)
+                        return umw_fail_sys(err, -r, "cgroup %s/%s: write '%s' to %s",
+                                            h->mountpoint, p->path, s->value, s->file);
+                done[i] = true;
         }
         return 0;
 }
+
+static int apply_devices(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd,
+                         struct umw_error **err)
+{
+        if (!p->n_rules || !has_controller(h, "devices"))
+                return 0;
+        for (size_t i = 0; i < p->n_rules; i++) {
+                const char *file = p->rules[i].allow ? "devices.allow" : "devices.deny";
+                int r = write_at(dirfd, file, p->rules[i].rule);
+                if (r < 0)
+                        return umw_fail_sys(err, -r, "cgroup %s/%s: write '%s' to %s",
+                                            h->mountpoint, p->path, p->rules[i].rule, file);
+        }
+        return 0;
+}
+
+static int write_pid(int dirfd, pid_t pid)
+{
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", pid);
+        return write_at(dirfd, "cgroup.procs", buf);
+}
+
+/* One hierarchy: the directory, the limits, the device rules, then pid. */
+static int enter_hierarchy(const struct cgroup_plan *p, const struct hierarchy *h, pid_t pid,
+                           bool *placed, struct umw_error **err)
+{
+        bool required = p->strict || has_writes(p, h);
+        _cleanup_close_ int fd = -1;
+        int r = make_cgroup_dir(h, p->path, h->v2 ? p->v2_enable : NULL, &fd);
+        if (r == 0)
+                r = apply_writes(p, h, fd, err);
+        if (r == 0)
+                r = apply_devices(p, h, fd, err);
+        if (r == 0 && (r = write_pid(fd, pid)) == 0)
+                *placed = true;
+        if (r < 0 && *err)
+                return r;
+        if (r < 0 && required)
+                return umw_fail_sys(err, -r, "cgroup %s/%s", h->mountpoint, p->path);
+        if (r < 0)
+                umw_debug("cgroup %s/%s not used: %s", h->mountpoint, p->path, strerror(-r));
+        return 0;
+}
+
+int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool *placed, struct umw_error **err)
+{
+        *placed = false;
+        for (size_t i = 0; i < p->host.n; i++) {
+                int r = enter_hierarchy(p, &p->host.h[i], pid, placed, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int open_in(const struct hierarchy *h, const char *path, int flags)
+{
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s/%s", h->mountpoint, path);
+        return open(dir, flags | O_DIRECTORY | O_CLOEXEC);
+}
+
+int cgroup_enter(const char *path, pid_t pid, struct umw_error **err)
+{
+        struct host host;
+        int r = find_hierarchies(&host, err);
+        for (size_t i = 0; r == 0 && i < host.n; i++) {
+                _cleanup_close_ int fd = open_in(&host.h[i], path, O_PATH);
+                int w = fd < 0 ? -errno : write_pid(fd, pid);
+                if (w < 0)
+                        umw_debug("cgroup %s/%s not joined: %s", host.h[i].mountpoint, path,
+                                  strerror(-w));
+        }
+        return r;
+}
+
+int cgroup_update(const char *path, yajl_val resources, const char *file, struct umw_error **err)
+{
+        struct cgroup_request req = {
+            .path = path, .resources = resources, .file = file, .strict = true};
+        struct cgroup_plan *p = NULL;
+        int r = plan_build(&req, false, &p, err);
+        for (size_t i = 0; r == 0 && i < p->host.n; i++) {
+                const struct hierarchy *h = &p->host.h[i];
+                if (!has_writes(p, h))
+                        continue;
+                _cleanup_close_ int fd = open_in(h, path, O_PATH);
+                if (fd < 0) {
+                        r = umw_fail_errno(err, "cgroup %s/%s", h->mountpoint, path);
+                        break;
+                }
+                if (h->v2 && p->v2_enable[0]) {
+                        /* Controllers the container did not have yet. */
+                        umw_close_fdp(&fd);
+                        if ((r = make_cgroup_dir(h, path, p->v2_enable, &fd)) < 0) {
+                                r = umw_fail_sys(err, -r, "cgroup %s/%s", h->mountpoint, path);
+                                break;
+                        }
+                }
+                r = apply_writes(p, h, fd, err);
+        }
+        cgroup_plan_free(p);
+        return r;
+}
+
+/* ---------------------------------------------------------------- freezing */
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static bool v1_frozen(int dirfd)
+{
+        char buf[32];
+        read_small(dirfd, "freezer.state", buf, sizeof(buf));
+        return strncmp(buf, "FROZEN", 6) == 0;
+}
+
+static bool v2_frozen(int dirfd)
+{
+        char buf[512];
+        read_small(dirfd, "cgroup.events", buf, sizeof(buf));
+        return strstr(buf, "frozen 1") != NULL;
+}
+
+/* Writes the freeze request (again while FREEZING: a task that was forking
+ * may have escaped the first pass) until the kernel reports it done. */
+static int freeze_one(int dirfd, bool v2, bool frozen)
+{
+        const char *file = v2 ? "cgroup.freeze" : "freezer.state";
+        const char *value = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
+        for (long waited = 0; waited < FREEZE_TIMEOUT_MS; waited += 10) {
+                int r = write_at(dirfd, file, value);
+                if (r < 0)
+                        return r;
+                if ((v2 ? v2_frozen(dirfd) : v1_frozen(dirfd)) == frozen)
+                        return 0;
+                sleep_ms(10);
+        }
+        write_at(dirfd, file, v2 ? "0" : "THAWED");
+        return -ETIMEDOUT;
+}
+
+/* The hierarchies that can freeze path: the v1 freezer and the unified
+ * hierarchy's cgroup.freeze, in the order freezing goes (v2 first, so the
+ * v1 freezer finds every task already stopped). */
+static size_t freezers(const struct host *host, const char *path, int *fds, bool *v2s)
+{
+        size_t n = 0;
+        for (int want_v2 = 1; want_v2 >= 0; want_v2--) {
+                for (size_t i = 0; i < host->n; i++) {
+                        const struct hierarchy *h = &host->h[i];
+                        if (h->v2 != want_v2 || (!h->v2 && !has_controller(h, "freezer")))
+                                continue;
+                        int fd = open_in(h, path, O_PATH);
+                        if (fd < 0)
+                                continue;
+                        if (faccessat(fd, h->v2 ? "cgroup.freeze" : "freezer.state", F_OK, 0) < 0) {
+                                close(fd);
+                                continue;
+                        }
+                        v2s[n] = h->v2;
+                        fds[n++] = fd;
+                }
+        }
+        return n;
+}
+
+int cgroup_freeze(const char *path, bool frozen, struct umw_error **err)
+{
+        struct host host;
+        int r = find_hierarchies(&host, err);
+        if (r < 0)
+                return r;
+        int fds[2 * MAX_HIERARCHIES];
+        bool v2s[2 * MAX_HIERARCHIES];
+        size_t n = freezers(&host, path, fds, v2s);
+        if (n == 0)
+                r = umw_fail(err, UMW_EXIT_FAILURE, EOPNOTSUPP,
+                             "cgroup %s: no freezer (neither the v1 freezer nor cgroup.freeze)",
+                             path);
+        for (size_t k = 0; r == 0 && k < n; k++) {
+                size_t i = frozen ? k : n - 1 - k;
+                r = freeze_one(fds[i], v2s[i], frozen);
+                if (r < 0)
+                        r = umw_fail_sys(err, -r, "cgroup %s: %s (%s)", path,
+                                         frozen ? "freeze" : "thaw",
+                                         v2s[i] ? "cgroup.freeze" : "freezer.state");
+        }
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        return r;
+}
+
+bool cgroup_is_frozen(const char *path)
+{
+        struct host host;
+        _cleanup_error_ struct umw_error *ignored = NULL;
+        if (find_hierarchies(&host, &ignored) < 0)
+                return false;
+        int fds[2 * MAX_HIERARCHIES];
+        bool v2s[2 * MAX_HIERARCHIES];
+        size_t n = freezers(&host, path, fds, v2s);
+        /* The v1 freezer says when there is one (it comes last). */
+        bool frozen = n > 0 && (v2s[n - 1] ? v2_frozen(fds[n - 1]) : v1_frozen(fds[n - 1]));
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        return frozen;
+}
+
+int cgroup_kill(const char *path, bool *done, struct umw_error **err)
+{
+        struct host host;
+        int r = find_hierarchies(&host, err);
+        *done = false;
+        struct hierarchy *v2 = r == 0 ? unified(&host) : NULL;
+        if (!v2)
+                return r;
+        _cleanup_close_ int fd = open_in(v2, path, O_PATH);
+        if (fd < 0 || faccessat(fd, "cgroup.kill", F_OK, 0) < 0)
+                return 0;
+        if ((r = write_at(fd, "cgroup.kill", "1")) < 0)
+                return umw_fail_sys(err, -r, "cgroup %s/%s: cgroup.kill", v2->mountpoint, path);
+        *done = true;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- listing */
 
 static int read_pids(int fd, pid_t **pids, size_t *n)
 {
@@ -210,17 +932,16 @@ static int read_pids(int fd, pid_t **pids, size_t *n)
 
 int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **err)
 {
-        struct hierarchy h[MAX_HIERARCHIES];
-        size_t nh = 0;
-        int r = find_hierarchies(h, &nh, err);
+        struct host host;
+        int r = find_hierarchies(&host, err);
         if (r < 0)
                 return r;
         *pids = NULL;
         *n = 0;
         /* Every hierarchy holds the same processes; the first readable one says. */
-        for (size_t i = 0; i < nh; i++) {
+        for (size_t i = 0; i < host.n; i++) {
                 char file[1024];
-                snprintf(file, sizeof(file), "%s/%s/cgroup.procs", h[i].mountpoint, path);
+                snprintf(file, sizeof(file), "%s/%s/cgroup.procs", host.h[i].mountpoint, path);
                 int fd = open(file, O_RDONLY | O_CLOEXEC);
                 if (fd < 0)
                         continue;
@@ -235,14 +956,13 @@ int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **er
 
 int cgroup_remove(const char *path, struct umw_error **err)
 {
-        struct hierarchy h[MAX_HIERARCHIES];
-        size_t n = 0;
-        int r = find_hierarchies(h, &n, err);
+        struct host host;
+        int r = find_hierarchies(&host, err);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < host.n; i++) {
                 char dir[1024];
-                snprintf(dir, sizeof(dir), "%s/%s", h[i].mountpoint, path);
+                snprintf(dir, sizeof(dir), "%s/%s", host.h[i].mountpoint, path);
                 /* The last process may still be leaving: retry briefly on EBUSY. */
                 for (int tries = 0; rmdir(dir) < 0; tries++) {
                         if (errno == ENOENT)

@@ -1,15 +1,17 @@
-/* Placing a container in its cgroup (linux.cgroupsPath) in every mounted
- * hierarchy, finding its processes, and removing it. Limits are applied by
- * the resources code on top of this. The hierarchies are found in
- * /proc/self/mountinfo, never assumed. */
+/* The container's cgroup: found in every mounted hierarchy (cgroup v1, v2, or
+ * both on a hybrid host, read from /proc/self/mountinfo, never assumed),
+ * created with its limits (linux.resources through cgroup_map) before its
+ * first process enters, frozen and thawed, killed, and removed. */
 #ifndef UMW_CGROUP_H
 #define UMW_CGROUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <yajl/yajl_tree.h>
 
 struct umw_error;
+struct spec_device;
 
 enum cgroup_manager { CGROUP_MANAGER_CGROUPFS, CGROUP_MANAGER_SYSTEMD, CGROUP_MANAGER_DISABLED };
 
@@ -18,10 +20,42 @@ enum cgroup_manager { CGROUP_MANAGER_CGROUPFS, CGROUP_MANAGER_SYSTEMD, CGROUP_MA
  * into a cgroupfs path, or "umwelt-run/<id>" when absent. *out is malloc'd. */
 int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_manager manager,
                         char **out, struct umw_error **err);
-/* Creates path in each hierarchy and moves pid into it. strict: any failure
- * is an error (root); otherwise (rootless, nothing delegated) a hierarchy we
- * may not write is skipped and *placed says whether any took the process. */
-int cgroup_enter(const char *path, pid_t pid, bool strict, bool *placed, struct umw_error **err);
+
+/* What a new container's cgroup needs. */
+struct cgroup_request {
+        const char *path;                  /* from cgroup_path_resolve */
+        yajl_val resources;                /* linux.resources, may be NULL */
+        const struct spec_device *devices; /* linux.devices: always allowed */
+        size_t n_devices;
+        const char *file; /* the config, named in errors */
+        bool strict;      /* root: every hierarchy must take the container */
+};
+
+/* Every write a container's cgroup needs, worked out before anything exists:
+ * a bad value, a controller this host lacks or has not delegated to us, or a
+ * cgroup of that path that already holds processes is refused here. */
+struct cgroup_plan;
+int cgroup_plan_new(const struct cgroup_request *req, struct cgroup_plan **out,
+                    struct umw_error **err);
+void cgroup_plan_free(struct cgroup_plan *plan);
+/* Creates the cgroup in each hierarchy, writes the limits and device rules,
+ * then moves pid in. Without strict, a hierarchy we may not write and that
+ * carries no limit is skipped; *placed says whether any took the process. */
+int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool *placed,
+                      struct umw_error **err);
+
+/* Moves pid into the existing cgroup at path (exec), where we may. */
+int cgroup_enter(const char *path, pid_t pid, struct umw_error **err);
+/* Changes the limits of a live container's cgroup: resources is a
+ * linux.resources object; file names it in errors. */
+int cgroup_update(const char *path, yajl_val resources, const char *file, struct umw_error **err);
+/* Freezes (v1 freezer and/or v2 cgroup.freeze) or thaws, waiting until the
+ * kernel says every process is frozen. */
+int cgroup_freeze(const char *path, bool frozen, struct umw_error **err);
+bool cgroup_is_frozen(const char *path);
+/* SIGKILL for every process at once through cgroup.kill (v2); *done false
+ * when no hierarchy has it, and the caller signals each pid. */
+int cgroup_kill(const char *path, bool *done, struct umw_error **err);
 /* The pids in the container's cgroup (malloc'd array); none when no
  * hierarchy has it. */
 int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **err);

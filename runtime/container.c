@@ -45,6 +45,7 @@ struct creation {
         char *config_path;
         char *rootfs;
         char *cgroup;
+        struct cgroup_plan *cgroup_plan;
         int rootfd, dirfd;
         int sync_fd, start_fd, console_fd, console_peer;
         pid_t pid;
@@ -72,6 +73,7 @@ static void creation_release(struct creation *c)
         free(c->config_path);
         free(c->rootfs);
         free(c->cgroup);
+        cgroup_plan_free(c->cgroup_plan);
         umw_close_fdp(&c->rootfd);
         umw_close_fdp(&c->dirfd);
         umw_close_fdp(&c->sync_fd);
@@ -308,26 +310,42 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
         return sync_send(c->sync_fd, SYNC_GO, 0, err);
 }
 
-static int resolve_cgroup(struct creation *c, struct umw_error **err)
+static bool cgroup_strict(const struct creation *c)
+{
+        return geteuid() == 0 && !c->rt->rootless;
+}
+
+/* The cgroup's path and every write it needs, before anything exists: a
+ * limit that cannot hold refuses the container here. */
+static int plan_cgroup(struct creation *c, struct umw_error **err)
 {
         if (c->rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
                 return 0;
-        return cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
-                                   &c->cgroup, err);
+        int r = cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
+                                    &c->cgroup, err);
+        if (r < 0)
+                return r;
+        struct cgroup_request req = {.path = c->cgroup,
+                                     .resources = c->spec->resources,
+                                     .devices = c->spec->devices,
+                                     .n_devices = c->spec->n_devices,
+                                     .file = c->config_path,
+                                     .strict = cgroup_strict(c)};
+        return cgroup_plan_new(&req, &c->cgroup_plan, err);
 }
 
 /* Runs while the init builds its mounts: on a cgroup v1 host the first
  * migration waits for an RCU grace period, the largest single cost of a
- * start. The init asks before anything it starts could escape the cgroup
- * (hooks) and reports READY only after this returned. */
+ * start. The limits are written before the init enters, and the init asks
+ * before anything it starts could escape the cgroup (hooks) and reports
+ * READY only after this returned. */
 static int place_in_cgroup(struct creation *c, struct umw_error **err)
 {
-        if (!c->cgroup)
+        if (!c->cgroup_plan)
                 return sync_send(c->sync_fd, SYNC_PLACED, 0, err);
-        bool strict = geteuid() == 0 && !c->rt->rootless;
         bool placed = false;
         c->cgroup_placed = true; /* from here on, an abort removes it */
-        int r = cgroup_enter(c->cgroup, c->pid, strict, &placed, err);
+        int r = cgroup_plan_enter(c->cgroup_plan, c->pid, &placed, err);
         return r < 0 ? r : sync_send(c->sync_fd, SYNC_PLACED, 0, err);
 }
 
@@ -346,6 +364,8 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (r == 0)
                 r = umw_write_file_atomic(c->dirfd, STATE_CONFIG, c->config_text, c->config_len,
                                           0600, err);
+        if (r == 0)
+                r = plan_cgroup(c, err);
         if (r < 0)
                 return r;
         int child_end = -1;
@@ -365,7 +385,7 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 return r;
         /* state.json names the cgroup before it exists, so that delete --force
          * finds it whatever step a killed create stopped at. */
-        if ((r = resolve_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+        if ((r = write_state(c, err)) < 0 ||
             (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
             (r = place_in_cgroup(c, err)) < 0 || (r = run_parent_hooks(c, err)) < 0)
                 return r;
@@ -541,9 +561,13 @@ static int list_processes(const struct container_state *st, pid_t **pids, size_t
 
 static int signal_all(const struct container_state *st, int sig, struct umw_error **err)
 {
+        bool killed = false;
+        int r = sig == SIGKILL && st->cgroup[0] ? cgroup_kill(st->cgroup, &killed, err) : 0;
+        if (r < 0 || killed)
+                return r;
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
-        int r = list_processes(st, &pids, &n, err);
+        r = list_processes(st, &pids, &n, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++)
@@ -584,9 +608,13 @@ static int wait_gone(const struct container_state *st, struct umw_error **err)
         return 0;
 }
 
+/* A frozen process dies only once thawed: thaw after the signal is queued,
+ * so that nothing of the container runs in between. */
 static int kill_everything(struct found *f, struct umw_error **err)
 {
         int r = signal_all(&f->st, SIGKILL, err);
+        if (r == 0 && f->st.cgroup[0] && cgroup_is_frozen(f->st.cgroup))
+                r = cgroup_freeze(f->st.cgroup, false, err);
         return r < 0 ? r : wait_gone(&f->st, err);
 }
 
@@ -684,6 +712,64 @@ int container_list(const struct runtime_opts *rt, bool pretty, char **json, stru
         yajl_gen_array_close(g);
         *json = umw_jgen_finish(g, NULL);
         return *json ? 0 : umw_fail_sys(err, ENOMEM, "list");
+}
+
+/* A live container with a cgroup, in status want (or any live one). */
+static int find_live(const struct runtime_opts *rt, const char *id, const char *verb,
+                     enum container_status want, struct found *f, struct umw_error **err)
+{
+        int r = find(rt, id, f, err);
+        if (r < 0)
+                return r;
+        bool live = f->status == STATUS_RUNNING || f->status == STATUS_PAUSED ||
+                    f->status == STATUS_CREATED;
+        if (want == STATUS_STOPPED ? !live : f->status != want)
+                r = umw_fail(err, UMW_EXIT_STATE, EINVAL, "container '%s' is %s: cannot %s it", id,
+                             state_status_name(f->status), verb);
+        else if (!f->st.cgroup[0])
+                r = umw_fail(err, UMW_EXIT_STATE, EOPNOTSUPP,
+                             "container '%s' has no cgroup (--cgroup-manager disabled): cannot "
+                             "%s it",
+                             id, verb);
+        if (r < 0)
+                found_release(f);
+        return r;
+}
+
+static int freeze(const struct runtime_opts *rt, const char *id, bool frozen,
+                  struct umw_error **err)
+{
+        struct found f;
+        int r = find_live(rt, id, frozen ? "pause" : "resume",
+                          frozen ? STATUS_RUNNING : STATUS_PAUSED, &f, err);
+        if (r < 0)
+                return r;
+        r = cgroup_freeze(f.st.cgroup, frozen, err);
+        found_release(&f);
+        return r;
+}
+
+int container_pause(const struct runtime_opts *rt, const char *id, struct umw_error **err)
+{
+        return freeze(rt, id, true, err);
+}
+
+int container_resume(const struct runtime_opts *rt, const char *id, struct umw_error **err)
+{
+        return freeze(rt, id, false, err);
+}
+
+int container_update(const struct runtime_opts *rt, const char *id, yajl_val resources,
+                     const char *file, struct umw_error **err)
+{
+        struct found f;
+        /* STATUS_STOPPED here means: any live status. */
+        int r = find_live(rt, id, "update", STATUS_STOPPED, &f, err);
+        if (r < 0)
+                return r;
+        r = cgroup_update(f.st.cgroup, resources, file, err);
+        found_release(&f);
+        return r;
 }
 
 int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, size_t *n,

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <yajl/yajl_tree.h>
 
 #include "cgroup.h"
 
@@ -46,6 +47,13 @@ int container_state(const struct runtime_opts *rt, const char *id, char **json,
                     struct umw_error **err);
 /* Every container's state as a JSON array (malloc'd), or the ids. */
 int container_list(const struct runtime_opts *rt, bool pretty, char **json, struct umw_error **err);
+/* Freezes or thaws every process of a running (paused) container. */
+int container_pause(const struct runtime_opts *rt, const char *id, struct umw_error **err);
+int container_resume(const struct runtime_opts *rt, const char *id, struct umw_error **err);
+/* Changes a live container's limits: resources is a linux.resources object,
+ * file names it in errors. */
+int container_update(const struct runtime_opts *rt, const char *id, yajl_val resources,
+                     const char *file, struct umw_error **err);
 int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, size_t *n,
                    struct umw_error **err);
 

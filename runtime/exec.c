@@ -329,8 +329,7 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
         if (r < 0)
                 return r;
         x->pid = pid;
-        bool placed = false;
-        if (x->st.cgroup[0] && (r = cgroup_enter(x->st.cgroup, pid, false, &placed, err)) < 0)
+        if (x->st.cgroup[0] && (r = cgroup_enter(x->st.cgroup, pid, err)) < 0)
                 return r;
         int master = -1;
         if ((r = sync_send(x->sync_fd, SYNC_GO, 0, err)) < 0 || (r = wait_exec(x, err)) < 0)

@@ -1,4 +1,5 @@
 #include "state.h"
+#include "cgroup.h"
 #include "spec.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
@@ -269,6 +270,8 @@ enum container_status state_status(const struct container_state *st, int dirfd)
                 return STATUS_STOPPED;
         if (faccessat(dirfd, STATE_START_SOCKET, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
                 return STATUS_CREATED;
+        if (st->cgroup[0] && cgroup_is_frozen(st->cgroup))
+                return STATUS_PAUSED;
         return STATUS_RUNNING;
 }
 

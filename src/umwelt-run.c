@@ -28,6 +28,11 @@ static const struct verb verbs[] = {
     {"state", verb_state, "state ID"},
     {"list", verb_list, "list [-q|--quiet] [--format table|json]"},
     {"ps", verb_ps, "ps [--format table|json] ID"},
+    {"pause", verb_pause, "pause ID"},
+    {"resume", verb_resume, "resume ID"},
+    {"update", verb_update,
+     "update [-r|--resources FILE|-] [--memory BYTES] [--pids-limit N] [--cpu-quota USEC]\n"
+     "       [--cpu-period USEC] [--cpu-share N] [--cpuset-cpus LIST] ID"},
     {"exec", verb_exec,
      "exec [-p|--process FILE] [-t|--tty] [-d|--detach] [--console-socket PATH]\n"
      "     [--pid-file FILE] [--cwd DIR] [-e|--env K=V]... [-u|--user UID[:GID]]\n"

@@ -40,6 +40,11 @@ TESTS=(
 	net_bridge "default bridge network: eth0 with an address in the subnet"
 	net_gateway "default bridge network: the host's bridge address answers ping"
 	init "--init: pid 1 is catatonit"
+	limits_mem "run --memory 64m --pids-limit 50 --cpus 0.5: allocating 128 MiB is OOM-killed (137)"
+	limits_pids "run --memory 64m --pids-limit 50 --cpus 0.5: a fork loop stops below 50"
+	limits_cpu "run --cpus 0.5: a busy loop gets about half a CPU"
+	pause "pause: status paused, every process frozen, no CPU used"
+	unpause "unpause: status running, the container uses CPU again"
 	cleanup "rm -af and rmi -af leave no container, image, process or cgroup"
 )
 
@@ -75,6 +80,12 @@ for d in /var/lib/containers /run/containers; do
 done
 
 P_TMP=$(mktemp -d "${TMPDIR:-/tmp}/umwt-podman.XXXXXX") || t_bail "mktemp failed"
+PROBE=${UMW_PROBE:-$UMW_BUILDDIR/tests/integration/helpers/probe}
+if [[ ! -x $PROBE ]]; then
+	PROBE=$P_TMP/probe
+	cc -static -O2 -o "$PROBE" "$UMW_SRCDIR/tests/integration/helpers/probe.c" ||
+		t_bail "cannot build the probe helper"
+fi
 # conmon learns CONTAINERS_CONF from podman and passes it to the exit command
 # (`podman container cleanup`), so cleanup runs with this configuration too.
 export CONTAINERS_CONF=$P_TMP/containers.conf
@@ -129,6 +140,7 @@ make_image_tar() {
 	mkdir -p "$r"/{bin,dev,etc,proc,sys,tmp,run,root} || return 1
 	chmod 1777 "$r/tmp"
 	cp /bin/busybox "$r/bin/busybox" || return 1
+	cp "$PROBE" "$r/bin/probe" || return 1
 	for a in $(/bin/busybox --list); do
 		[[ $a == busybox ]] || ln -s busybox "$r/bin/$a"
 	done
@@ -248,6 +260,68 @@ test_init() {
 	t_match "$1" $'^/run/podman-init -- sh -c .*\n'"${want%% *}"$'.*\nsh-pid=[0-9]+$' "$out" \
 		"(the second line should be catatonit's md5sum)"
 	[[ $out =~ sh-pid=1$ ]] && t_diag "sh ran as pid 1"
+}
+
+LIMITS=(--memory 64m --pids-limit 50 --cpus 0.5)
+
+test_limits_mem() {
+	local out rc
+	out=$(pm run --rm "${LIMITS[@]}" "$IMG" probe alloc 128 2>&1)
+	rc=$?
+	t_eq "$1" 137 "$rc" "$(tail -n 3 <<<"$out")"
+}
+
+test_limits_pids() {
+	t_match "$1" '^forked 4[0-9]$' "$(pm run --rm "${LIMITS[@]}" "$IMG" probe forks 100 2>&1)"
+}
+
+# limits_cgroup CONTROLLER: the detached container's cgroup directory.
+limits_cgroup() {
+	local pid
+	pid=$(pm inspect -f '{{.State.Pid}}' umwt-limits 2>/dev/null) || return 1
+	echo "/sys/fs/cgroup/$1$(awk -F: -v c="$1" '$2 == c { print $3 }' "/proc/$pid/cgroup")"
+}
+
+# cpu_seconds SECONDS: CPU the detached container uses over that many seconds.
+cpu_seconds() {
+	local d a z
+	d=$(limits_cgroup cpuacct) || return 1
+	a=$(cat "$d/cpuacct.usage")
+	sleep "$1"
+	z=$(cat "$d/cpuacct.usage")
+	awk -v a="$a" -v z="$z" -v s="$1" 'BEGIN { printf "%.3f", (z - a) / (s * 1e9) }'
+}
+
+test_limits_cpu() {
+	local out frac
+	out=$(pm run -d --name umwt-limits "${LIMITS[@]}" "$IMG" sh -c 'probe spin 120 & probe spin 120' 2>&1) ||
+		{ t_fail "$1" "$out"; return; }
+	sleep 0.5
+	frac=$(cpu_seconds 2)
+	if awk -v f="$frac" 'BEGIN { exit !(f >= 0.35 && f <= 0.65) }'; then
+		t_ok "$1 ($frac)"
+	else
+		t_fail "$1" "measured: $frac CPU"
+	fi
+}
+
+test_pause() {
+	local out d running= p
+	out=$(pm pause umwt-limits 2>&1) || { t_fail "$1" "$out"; return; }
+	d=$(limits_cgroup pids)
+	for p in $(cat "$d/cgroup.procs"); do
+		grep -q '^State:.*R (running)' "/proc/$p/status" && running+=" $p"
+	done
+	t_eq "$1" "paused  0.000" 		"$(pm inspect -f '{{.State.Status}}' umwt-limits 2>&1) $running $(cpu_seconds 0.5)"
+}
+
+test_unpause() {
+	local out frac
+	out=$(pm unpause umwt-limits 2>&1) || { t_fail "$1" "$out"; return; }
+	frac=$(cpu_seconds 1)
+	t_eq "$1" "running yes" "$(pm inspect -f '{{.State.Status}}' umwt-limits 2>&1) \
+$(awk -v f="$frac" 'BEGIN { print (f > 0.2 ? "yes" : "no (" f ")") }')"
+	pm rm -f -t 0 umwt-limits >/dev/null 2>&1
 }
 
 test_cleanup() {

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +29,8 @@ static int usage(void)
 {
         fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|ids|rlimit NAME|"
                         "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|cwd|ns|hostname|sleep N|"
-                        "exit N|signals [FILE]|open PATH r|w|rw|tty|time\n");
+                        "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
+                        "spin SECONDS\n");
         return 2;
 }
 
@@ -463,6 +465,66 @@ static int cmd_time(void)
         return 0;
 }
 
+/* Allocates and touches mib MiB, one at a time, printing each step: the
+ * memory limit shows as the last step printed before the OOM kill. */
+static int cmd_alloc(const char *mib)
+{
+        long n = parse_long(mib);
+        for (long i = 1; i <= n; i++) {
+                char *p = malloc(1 << 20);
+                if (!p) {
+                        printf("malloc failed at %ld\n", i);
+                        return 1;
+                }
+                memset(p, 1, 1 << 20);
+                printf("allocated %ld\n", i);
+                fflush(stdout);
+        }
+        return 0;
+}
+
+/* Forks up to n children that wait, prints how many it got, then ends them. */
+static int cmd_forks(const char *count)
+{
+        long n = parse_long(count), got = 0;
+        pid_t *kids = calloc((size_t)n + 1, sizeof(pid_t));
+        if (!kids)
+                return 1;
+        for (; got < n; got++) {
+                pid_t pid = fork();
+                if (pid < 0)
+                        break;
+                if (pid == 0) {
+                        pause();
+                        _exit(0);
+                }
+                kids[got] = pid;
+        }
+        printf("forked %ld\n", got);
+        fflush(stdout);
+        for (long i = 0; i < got; i++)
+                kill(kids[i], SIGKILL);
+        while (wait(NULL) > 0)
+                ;
+        free(kids);
+        return 0;
+}
+
+/* Burns CPU for the given wall-clock seconds. */
+static int cmd_spin(const char *seconds)
+{
+        struct timespec start, now;
+        long s = parse_long(seconds);
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        volatile unsigned long x = 0;
+        do {
+                for (int i = 0; i < 1000000; i++)
+                        x++;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (now.tv_sec - start.tv_sec < s);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2)
@@ -506,6 +568,12 @@ int main(int argc, char **argv)
                 r = cmd_tty();
         else if (strcmp(cmd, "time") == 0)
                 r = cmd_time();
+        else if (strcmp(cmd, "alloc") == 0 && a1)
+                r = cmd_alloc(a1);
+        else if (strcmp(cmd, "forks") == 0 && a1)
+                r = cmd_forks(a1);
+        else if (strcmp(cmd, "spin") == 0 && a1)
+                r = cmd_spin(a1);
         else
                 return usage();
         fflush(stdout);

@@ -1,0 +1,237 @@
+#!/bin/bash
+# cgroups: the limits of linux.resources enforced by the kernel (OOM kill,
+# pids limit, CPU quota), pause/resume, kill --all, delete, update, device
+# rules, and the refusals (a controller the host lacks, bad values, a
+# cgroup that holds another container's processes) that leave nothing behind.
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+
+CG=/sys/fs/cgroup
+[[ -d $CG/memory && -d $CG/pids && -d $CG/cpuacct && -d $CG/freezer ]] ||
+        t_skip_all "needs the cgroup v1 memory, pids, cpuacct and freezer hierarchies"
+
+b=$T_TMP/bundle
+make_bundle "$b"
+
+# limits PYTHON-RESOURCES ARG...: the bundle's linux.resources and process.args.
+limits() {
+        local res=$1
+        shift
+        cfg_set "$b" "c['linux']['resources'] = $res"
+        cfg_args "$b" "$@"
+}
+
+# cg_dir HIERARCHY ID: the container's directory in a hierarchy.
+cg_dir() { echo "$CG/$1/umwelt-run/$2"; }
+
+# cpu_usage ID: nanoseconds of CPU the container's cgroup used so far.
+cpu_usage() { cat "$(cg_dir cpuacct "$1")/cpuacct.usage"; }
+
+# cg_left ID: every hierarchy that still has the container's cgroup.
+cg_left() { ls -d "$CG"/*/umwelt-run/"$1" 2>/dev/null; }
+
+# start_detached ID: runs the bundle detached.
+start_detached() { rt run -d --bundle "$b" "$1" </dev/null >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------- limits
+
+limits '{"memory": {"limit": 33554432}}' /bin/probe alloc 96
+run_in "$b" /bin/probe alloc 96
+t_eq "allocating past a 32 MiB limit is OOM-killed (exit 137)" 137 "$T_RC" "$T_OUT" "$T_ERR"
+last=$(tail -n 1 <<<"$T_OUT")
+n=${last#allocated }
+if [[ $n =~ ^[0-9]+$ ]] && ((n >= 16 && n < 32)); then
+        t_ok "the OOM kill comes at the limit (last step: $n MiB)"
+else
+        t_fail "the OOM kill comes at the limit" "last line: $last"
+fi
+
+limits '{"pids": {"limit": 20}}' /bin/probe forks 100
+run_in "$b" /bin/probe forks 100
+t_match "a fork loop stops at the pids limit of 20" '^forked 1[0-9]$' "$T_OUT" "$T_ERR"
+
+limits '{"cpu": {"quota": 20000, "period": 100000}}' /bin/probe spin 30
+new_id
+cpu_id=$T_LAST_ID
+start_detached "$cpu_id"
+sleep 0.3
+a=$(cpu_usage "$cpu_id")
+sleep 2
+z=$(cpu_usage "$cpu_id")
+frac=$(awk -v a="$a" -v z="$z" 'BEGIN { printf "%.3f", (z - a) / 2e9 }')
+if awk -v f="$frac" 'BEGIN { exit !(f >= 0.10 && f <= 0.35) }'; then
+        t_ok "a busy loop under a 0.2 CPU quota gets about 0.2 CPU ($frac)"
+else
+        t_fail "a busy loop under a 0.2 CPU quota gets about 0.2 CPU" "measured: $frac CPU"
+fi
+rt delete -f "$cpu_id" >/dev/null 2>&1
+
+# ---------------------------------------------------------------- pause, resume, kill, delete
+
+limits '{}' /bin/sh -c '/bin/probe spin 120 & /bin/probe spin 120 & wait'
+new_id
+id=$T_LAST_ID
+start_detached "$id"
+sleep 0.3
+pids=$(cat "$(cg_dir pids "$id")/cgroup.procs")
+t_eq "the container has its three processes" 3 "$(wc -w <<<"$pids")"
+t_run "pause exits 0" rt pause "$id"
+t_eq "state says paused" paused "$(state_field "$id" status)"
+t_eq "the v1 freezer reads FROZEN" FROZEN "$(cat "$(cg_dir freezer "$id")/freezer.state")"
+if [[ -f $CG/unified/umwelt-run/$id/cgroup.events ]]; then
+        t_match "the v2 cgroup.freeze froze it too" 'frozen 1' \
+                "$(cat "$CG/unified/umwelt-run/$id/cgroup.events")"
+fi
+running=
+for p in $pids; do
+        grep -q '^State:.*R (running)' "/proc/$p/status" && running+=" $p"
+done
+t_eq "no process of a paused container is running" "" "$running"
+a=$(cpu_usage "$id")
+sleep 0.5
+t_eq "a paused container uses no CPU" "$a" "$(cpu_usage "$id")"
+expect_state=$(rt pause "$id" 2>&1)
+t_match "pause of a paused container is refused" "is paused" "$expect_state"
+t_run "resume exits 0" rt resume "$id"
+t_eq "state says running after resume" running "$(state_field "$id" status)"
+t_eq "the v1 freezer reads THAWED" THAWED "$(cat "$(cg_dir freezer "$id")/freezer.state")"
+a=$(cpu_usage "$id")
+sleep 0.5
+z=$(cpu_usage "$id")
+if ((z > a)); then t_ok "a resumed container runs again"; else t_fail "a resumed container runs again" "$a -> $z"; fi
+
+t_run "kill --all KILL exits 0" rt kill --all "$id" KILL
+n=50
+while ((n-- > 0)) && [[ -n $(cat "$(cg_dir pids "$id")/cgroup.procs" 2>/dev/null) ]]; do sleep 0.1; done
+left=
+for p in $pids; do proc_alive "$p" && left+=" $p"; done
+t_eq "kill --all reaches every process" "" "$left"
+t_run "delete exits 0" rt delete "$id"
+t_eq "delete leaves no cgroup in any hierarchy" "" "$(cg_left "$id")"
+
+new_id
+id=$T_LAST_ID
+start_detached "$id"
+sleep 0.3
+pids=$(cat "$(cg_dir pids "$id")/cgroup.procs")
+rt pause "$id" >/dev/null 2>&1
+t_run "delete --force of a paused container exits 0" rt delete -f "$id"
+left=
+for p in $pids; do proc_alive "$p" && left+=" $p"; done
+t_eq "delete --force of a paused container kills every process" "" "$left"
+t_eq "... and leaves no cgroup in any hierarchy" "" "$(cg_left "$id")"
+
+capture rt pause "$id"
+t_eq "pause of an unknown container exits 4" 4 "$T_RC" "$T_OUT"
+
+# ---------------------------------------------------------------- update
+
+limits '{"memory": {"limit": 67108864}}' /bin/probe sleep 60
+new_id
+id=$T_LAST_ID
+start_detached "$id"
+capture rt exec "$id" /bin/probe alloc 24
+t_eq "under a 64 MiB limit, 24 MiB can be allocated" "0 allocated 24" "$T_RC $(tail -n 1 <<<"$T_OUT")"
+t_run "update --memory 16m exits 0" rt update --memory 16m "$id"
+t_eq "the new limit is in memory.limit_in_bytes" 16777216 \
+        "$(cat "$(cg_dir memory "$id")/memory.limit_in_bytes")"
+capture rt exec "$id" /bin/probe alloc 24
+t_eq "after update, allocating 24 MiB is OOM-killed" 137 "$T_RC" "$T_OUT"
+printf '{"pids": {"limit": 7}, "cpu": {"quota": 30000, "period": 100000}}' >"$T_TMP/res.json"
+t_run "update --resources FILE exits 0" rt update --resources "$T_TMP/res.json" "$id"
+t_eq "update --resources sets pids.max and the CPU quota" "7 30000" \
+        "$(cat "$(cg_dir pids "$id")/pids.max") $(cat "$(cg_dir cpu "$id")/cpu.cfs_quota_us")"
+capture rt update --pids-limit 0x10 "$id"
+t_eq "update with a bad flag value exits 2" 2 "$T_RC" "$T_OUT"
+printf '{"memory": {"limit": -7}}' >"$T_TMP/bad.json"
+capture rt update --resources "$T_TMP/bad.json" "$id"
+t_match "update with a bad value exits 3 naming the field" \
+        "^3 .*bad.json: \.linux\.resources\.memory\.limit: expected" "$T_RC $T_OUT"
+rt delete -f "$id" >/dev/null 2>&1
+
+# ---------------------------------------------------------------- devices
+
+limits '{"devices": [{"allow": False, "access": "rwm"}]}' /bin/sh -c \
+        'echo x >/dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c'
+new_id
+id=$T_LAST_ID
+cfg_args "$b" /bin/probe sleep 60
+start_detached "$id"
+list=$(cat "$(cg_dir devices "$id")/devices.list" 2>&1)
+t_nomatch "deny-all removes the blanket device rule" '^a \*:\* rwm' "$list"
+t_match "the default device set stays allowed" 'c 1:3 rwm.*c 1:9 rwm.*c 136:\* rwm' "$(tr '\n' ' ' <<<"$list")"
+rt delete -f "$id" >/dev/null 2>&1
+run_in "$b" /bin/sh -c 'echo x >/dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c'
+t_eq "with devices denied, /dev/null, zero and urandom still work" "0 4 4" \
+        "$T_RC $(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+
+# ---------------------------------------------------------------- refusals
+
+# refused NAME WANT-CODE REGEX: create must fail with that code and message
+# and leave no state and no cgroup.
+refused() {
+        local name=$1 code=$2 re=$3
+        new_id
+        capture rt create --bundle "$b" "$T_LAST_ID"
+        t_match "$name: exit $code and one line" "^$code $re$" "$T_RC $T_OUT"
+        t_eq "$name: nothing left" "" "$(rt list -q 2>&1; cg_left "$T_LAST_ID")"
+}
+
+limits '{"unified": {"memory.high": "100M"}}' /bin/probe exit 0
+unified_ctl=$(cat "$CG/unified/cgroup.controllers" 2>/dev/null)
+if ! grep -qw memory <<<"$unified_ctl"; then
+        refused "a v2 limit whose controller the unified hierarchy lacks" 3 \
+                ".*memory\.high needs the cgroup controller 'memory', which is not available .*Delegate=memory.*--cgroup-manager disabled.*"
+        new_id
+        capture rt --cgroup-manager disabled run --bundle "$b" "$T_LAST_ID"
+        t_eq "--cgroup-manager disabled starts it without the limit" 0 "$T_RC" "$T_OUT"
+fi
+
+limits '{"memory": {"limit": -5}}' /bin/probe exit 0
+refused "a negative memory limit" 3 ".*config\.json: \.linux\.resources\.memory\.limit: expected .*"
+limits '{"cpu": {"shares": 1}}' /bin/probe exit 0
+refused "cpu shares of 1" 3 ".*\.linux\.resources\.cpu\.shares: expected .*"
+limits '{"pids": {"limt": 5}}' /bin/probe exit 0
+refused "an unknown resource field" 3 ".*\.linux\.resources\.pids\.limt: unknown resource field.*"
+limits '{"devices": [{"allow": True, "access": "rwx"}]}' /bin/probe exit 0
+refused "a device rule with access rwx" 3 ".*\.linux\.resources\.devices\[0\]\.access: expected .*"
+
+# Another container's cgroup: the same cgroupsPath is refused, and the
+# running container keeps its cgroup.
+limits '{}' /bin/probe sleep 60
+cfg_set "$b" 'c["linux"]["cgroupsPath"] = "/umwelt-run/umwt-cg-shared-'$$'"'
+new_id
+first=$T_LAST_ID
+start_detached "$first"
+new_id
+capture rt create --bundle "$b" "$T_LAST_ID"
+t_match "a cgroupsPath that holds another container's processes is refused (exit 5)" \
+        "^5 .*already holds processes" "$T_RC $T_OUT"
+t_eq "the refused create leaves the other container running in its cgroup" "running 1" \
+        "$(state_field "$first" status) $(wc -l <"$CG/memory/umwelt-run/umwt-cg-shared-$$/cgroup.procs")"
+rt delete -f "$first" >/dev/null 2>&1
+t_eq "its delete removes the shared path" "" "$(ls -d "$CG"/*/umwelt-run/umwt-cg-shared-$$ 2>/dev/null)"
+cfg_set "$b" 'c["linux"].pop("cgroupsPath", None)'
+
+# ---------------------------------------------------------------- cgroup v2 on a hybrid host
+
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB
+if [[ -d $hp ]] && grep -qw hugetlb <<<"$unified_ctl" && [[ ! -d $CG/hugetlb ]]; then
+        root_had=$(grep -cw hugetlb "$CG/unified/cgroup.subtree_control")
+        parent_had=$(grep -cw hugetlb "$CG/unified/umwelt-run/cgroup.subtree_control" 2>/dev/null)
+        limits '{"hugepageLimits": [{"pageSize": "2MB", "limit": 4194304}]}' /bin/probe sleep 60
+        new_id
+        id=$T_LAST_ID
+        start_detached "$id"
+        t_eq "a hugetlb limit goes to the unified hierarchy (hugetlb.2MB.max)" 4194304 \
+                "$(cat "$CG/unified/umwelt-run/$id/hugetlb.2MB.max" 2>&1)"
+        rt delete -f "$id" >/dev/null 2>&1
+        # Give the machine back the subtree_control it had.
+        [[ $parent_had == 0 ]] && echo -hugetlb >"$CG/unified/umwelt-run/cgroup.subtree_control" 2>/dev/null
+        [[ $root_had == 0 ]] && echo -hugetlb >"$CG/unified/cgroup.subtree_control" 2>/dev/null
+else
+        t_skip "a hugetlb limit goes to the unified hierarchy" "no v2-only hugetlb here"
+fi
+
+t_done
