@@ -1,4 +1,5 @@
 #include "cgroup.h"
+#include "cgroup_bpf.h"
 #include "cgroup_map.h"
 #include "spec.h"
 #include "src/common/cleanup.h"
@@ -207,11 +208,6 @@ struct cgroup_write {
         const struct cgroup_setting *s;
 };
 
-struct device_rule {
-        bool allow;
-        char rule[64]; /* "a", "c 1:3 rwm", ... as devices.allow/deny take it */
-};
-
 struct cgroup_plan {
         char *path;
         bool strict;
@@ -220,7 +216,8 @@ struct cgroup_plan {
         struct cgroup_write *w;
         size_t n_w;
         char v2_enable[256]; /* "+hugetlb +memory": enabled down to the container */
-        struct device_rule *rules;
+        /* For v1 devices.allow/deny, and the v2 BPF program. */
+        struct cgroup_device_rule *rules;
         size_t n_rules;
 };
 
@@ -378,11 +375,11 @@ static int add_rule(struct cgroup_plan *p, bool allow, const char *fmt, ...)
 
 static int add_rule(struct cgroup_plan *p, bool allow, const char *fmt, ...)
 {
-        struct device_rule *rules = reallocarray(p->rules, p->n_rules + 1, sizeof(*rules));
+        struct cgroup_device_rule *rules = reallocarray(p->rules, p->n_rules + 1, sizeof(*rules));
         if (!rules)
                 return -ENOMEM;
         p->rules = rules;
-        struct device_rule *d = &p->rules[p->n_rules++];
+        struct cgroup_device_rule *d = &p->rules[p->n_rules++];
         d->allow = allow;
         va_list ap;
         va_start(ap, fmt);
@@ -541,7 +538,7 @@ static int plan_build(const struct cgroup_request *req, bool fresh, struct cgrou
         int r = find_hierarchies(&p->host, err);
         if (r == 0)
                 r = plan_settings(p, req->resources, req->file, err);
-        if (r == 0 && fresh && req->strict && v1_with(&p->host, "devices"))
+        if (r == 0 && fresh && req->strict && (v1_with(&p->host, "devices") || unified(&p->host)))
                 r = plan_devices(p, req, err);
         if (r == 0 && !req->strict)
                 r = check_delegated(p, err);
@@ -679,6 +676,10 @@ static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, 
 static int apply_devices(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd,
                          struct umw_error **err)
 {
+        /* v2 has no devices controller: a BPF program carries the same rules
+         * (on a hybrid host too, as a second wall). */
+        if (p->n_rules && h->v2)
+                return cgroup_bpf_devices_attach(dirfd, p->rules, p->n_rules, err);
         if (!p->n_rules || !has_controller(h, "devices"))
                 return 0;
         for (size_t i = 0; i < p->n_rules; i++) {

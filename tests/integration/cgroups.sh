@@ -234,4 +234,39 @@ else
         t_skip "a hugetlb limit goes to the unified hierarchy" "no v2-only hugetlb here"
 fi
 
+# ---------------------------------------------------------------- devices on cgroup v2 (BPF)
+
+# bpf_open RESOURCES MODE: a container with the host's /dev/fuse (c 10:229,
+# outside the default device set) bound in; between create and start its v1
+# devices cgroup is opened to every device, so only the BPF device program on
+# its cgroup2 directory stands between it and the device. Prints what
+# `probe open /dev/fuse MODE` and `probe open /dev/null rw` printed.
+bpf_open() {
+        limits "$1" /bin/sh -c "/bin/probe open /dev/fuse $2; /bin/probe open /dev/null rw"
+        cfg_set "$b" 'add_mount("/dev/fuse", "bind", "/dev/fuse", ["bind"])'
+        new_id
+        local id=$T_LAST_ID
+        capture rt create --bundle "$b" "$id" || {
+                echo "create failed: $T_OUT"
+                return
+        }
+        local out=$T_TMP/capture.$T_CAP
+        echo a >"$(cg_dir devices "$id")/devices.allow"
+        rt start "$id" >/dev/null 2>&1
+        wait_status "$id" stopped
+        tr '\n' ' ' <"$out" | sed 's/ $//'
+        rt delete -f "$id" >/dev/null 2>&1
+        cfg_set "$b" 'c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/dev/fuse"]'
+}
+
+if [[ -d $CG/unified && -d $CG/devices && -c /dev/fuse ]]; then
+        t_eq "cgroup v2: a device outside the rules is refused by the BPF program (EPERM)" \
+                "1 0" "$(bpf_open '{}' r)"
+        t_eq "cgroup v2: a device allowed for r opens for r, not for rw" "0 0 1 0" \
+                "$(bpf_open '{"devices": [{"allow": True, "type": "c", "major": 10, "minor": 229, "access": "r"}]}' r) $(
+                        bpf_open '{"devices": [{"allow": True, "type": "c", "major": 10, "minor": 229, "access": "r"}]}' rw)"
+else
+        t_skip "cgroup v2: device rules through the BPF program" "needs the unified, v1 devices hierarchies and /dev/fuse"
+fi
+
 t_done
