@@ -269,4 +269,45 @@ else
         t_skip "cgroup v2: device rules through the BPF program" "needs the unified, v1 devices hierarchies and /dev/fuse"
 fi
 
+# attach_exclusive DIR: attaches an allow-all device program to the cgroup2
+# directory DIR without BPF_F_ALLOW_MULTI or _OVERRIDE, after which the kernel
+# lets no cgroup below DIR have a device program of its own (x86_64 numbers).
+attach_exclusive() {
+        "$PY" - "$1" <<'PYEOF'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(ctypes.c_long(321), ctypes.c_long(cmd), buf, ctypes.c_long(128))
+    if r < 0:
+        sys.exit("bpf %d: %s" % (cmd, os.strerror(ctypes.get_errno())))
+    return r
+insns = ctypes.create_string_buffer(bytes.fromhex("b700000001000000" "9500000000000000"), 16)
+lic = ctypes.create_string_buffer(b"none")
+# BPF_PROG_LOAD of BPF_PROG_TYPE_CGROUP_DEVICE: r0 = 1; exit.
+prog = bpf(5, struct.pack("=IIQQ", 15, 2, ctypes.addressof(insns), ctypes.addressof(lic)))
+cg = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+# BPF_PROG_ATTACH, BPF_CGROUP_DEVICE, no flags.
+bpf(8, struct.pack("=IIII", cg, prog, 6, 0))
+PYEOF
+}
+
+wall=umwt-bpf-wall-$$
+if [[ -d $CG/unified && $(uname -m) == x86_64 ]] && mkdir "$CG/unified/$wall" &&
+        attach_exclusive "$CG/unified/$wall"; then
+        T_EXTRA_CLEANUP='for d in "$CG"/*/"$wall"; do rmdir "$d/ctr" "$d" 2>/dev/null; done'
+        limits '{}' /bin/probe exit 0
+        cfg_set "$b" 'c["linux"]["cgroupsPath"] = "/'$wall'/ctr"'
+        new_id
+        capture rt create --bundle "$b" "$T_LAST_ID"
+        t_match "a device program that cannot be attached refuses create (exit 1), naming the wall" \
+                "^1 .*device rules \(linux\.resources\.devices\) on cgroup v2: attach .*: Operation not permitted$" \
+                "$T_RC $T_OUT"
+        t_eq "... and leaves no container and no cgroup" "" \
+                "$(rt list -q 2>&1; ls -d "$CG"/*/"$wall"/ctr 2>/dev/null)"
+        cfg_set "$b" 'c["linux"].pop("cgroupsPath", None)'
+else
+        t_skip "a device program that cannot be attached refuses create" "no unified hierarchy to test in"
+fi
+
 t_done
