@@ -699,19 +699,23 @@ static int write_pid(int dirfd, pid_t pid)
         return write_at(dirfd, "cgroup.procs", buf);
 }
 
-/* One hierarchy: the directory, the limits, the device rules, then pid. */
-static int enter_hierarchy(const struct cgroup_plan *p, const struct hierarchy *h, pid_t pid,
-                           bool *placed, struct umw_error **err)
+/* One hierarchy's directory with its limits and device rules, and pid moved
+ * in unless pid is 0. Without strict, a hierarchy we may not use and that
+ * carries no limit leaves *fd at -1. */
+static int setup_hierarchy(const struct cgroup_plan *p, const struct hierarchy *h, pid_t pid,
+                           int *fd, struct umw_error **err)
 {
         bool required = p->strict || has_writes(p, h);
-        _cleanup_close_ int fd = -1;
-        int r = make_cgroup_dir(h, p->path, h->v2 ? p->v2_enable : NULL, &fd);
+        _cleanup_close_ int dirfd = -1;
+        int r = make_cgroup_dir(h, p->path, h->v2 ? p->v2_enable : NULL, &dirfd);
         if (r == 0)
-                r = apply_writes(p, h, fd, err);
+                r = apply_writes(p, h, dirfd, err);
         if (r == 0)
-                r = apply_devices(p, h, fd, err);
-        if (r == 0 && (r = write_pid(fd, pid)) == 0)
-                *placed = true;
+                r = apply_devices(p, h, dirfd, err);
+        if (r == 0 && pid > 0)
+                r = write_pid(dirfd, pid);
+        if (r == 0)
+                *fd = TAKE_FD(dirfd);
         if (r < 0 && *err)
                 return r;
         if (r < 0 && required)
@@ -721,13 +725,28 @@ static int enter_hierarchy(const struct cgroup_plan *p, const struct hierarchy *
         return 0;
 }
 
-int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool *placed, struct umw_error **err)
+int cgroup_plan_prepare_unified(const struct cgroup_plan *p, int *fd, struct umw_error **err)
 {
-        *placed = false;
+        *fd = -1;
+        const struct hierarchy *v2 = NULL;
+        for (size_t i = 0; i < p->host.n && !v2; i++)
+                if (p->host.h[i].v2)
+                        v2 = &p->host.h[i];
+        return v2 ? setup_hierarchy(p, v2, 0, fd, err) : 0;
+}
+
+int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool in_unified, bool *placed,
+                      struct umw_error **err)
+{
+        *placed = in_unified;
         for (size_t i = 0; i < p->host.n; i++) {
-                int r = enter_hierarchy(p, &p->host.h[i], pid, placed, err);
+                if (in_unified && p->host.h[i].v2)
+                        continue;
+                _cleanup_close_ int fd = -1;
+                int r = setup_hierarchy(p, &p->host.h[i], pid, &fd, err);
                 if (r < 0)
                         return r;
+                *placed = *placed || fd >= 0;
         }
         return 0;
 }

@@ -38,10 +38,18 @@ struct cgroup_plan;
 int cgroup_plan_new(const struct cgroup_request *req, struct cgroup_plan **out,
                     struct umw_error **err);
 void cgroup_plan_free(struct cgroup_plan *plan);
+/* Creates the container's cgroup2 directory (pure v2, or the unified part
+ * of a hybrid host) with its v2 limits before the init exists, so that
+ * clone3 starts the init in it (CLONE_INTO_CGROUP) and no migration is
+ * needed. *fd is a directory fd of it, or -1 when the host has no cgroup2
+ * hierarchy or, without strict, it is not ours and carries no limit. */
+int cgroup_plan_prepare_unified(const struct cgroup_plan *plan, int *fd, struct umw_error **err);
 /* Creates the cgroup in each hierarchy, writes the limits and device rules,
- * then moves pid in. Without strict, a hierarchy we may not write and that
- * carries no limit is skipped; *placed says whether any took the process. */
-int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool *placed,
+ * then moves pid in; with in_unified the init was born in its cgroup2
+ * directory and only the v1 hierarchies are joined. Without strict, a
+ * hierarchy we may not write and that carries no limit is skipped; *placed
+ * says whether any holds the process. */
+int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool in_unified, bool *placed,
                       struct umw_error **err);
 
 /* Moves pid into the existing cgroup at path (exec), where we may. */

@@ -48,9 +48,11 @@ struct creation {
         struct cgroup_plan *cgroup_plan;
         int rootfd, dirfd;
         int sync_fd, start_fd, console_fd, console_peer;
+        int cgroup_fd; /* the cgroup2 directory the init is cloned into */
         pid_t pid;
         bool interactive; /* run in the foreground: umwelt-run may hold the terminal */
         bool dir_created, cgroup_placed;
+        bool born_in_cgroup; /* CLONE_INTO_CGROUP took: no cgroup2 migration */
 };
 
 static void creation_init(struct creation *c, const struct runtime_opts *rt,
@@ -63,7 +65,8 @@ static void creation_init(struct creation *c, const struct runtime_opts *rt,
                                .sync_fd = -1,
                                .start_fd = -1,
                                .console_fd = -1,
-                               .console_peer = -1};
+                               .console_peer = -1,
+                               .cgroup_fd = -1};
 }
 
 static void creation_release(struct creation *c)
@@ -80,6 +83,7 @@ static void creation_release(struct creation *c)
         umw_close_fdp(&c->start_fd);
         umw_close_fdp(&c->console_fd);
         umw_close_fdp(&c->console_peer);
+        umw_close_fdp(&c->cgroup_fd);
 }
 
 /* Undoes a failed create: the init, its cgroup, its state directory. The
@@ -238,10 +242,26 @@ static int open_channels(struct creation *c, int *child_end, struct umw_error **
         return r;
 }
 
-static pid_t clone_init(int flags, struct umw_error **err)
+/* The init starts in its cgroup2 directory when there is one; a kernel
+ * before 5.7 refuses CLONE_INTO_CGROUP (EINVAL) or the larger clone_args
+ * (E2BIG), and place_in_cgroup moves the init there instead. */
+static pid_t clone_init(struct creation *c, int flags, struct umw_error **err)
 {
         struct clone_args args = {.flags = (uint64_t)flags, .exit_signal = SIGCHLD};
+        if (c->cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t)c->cgroup_fd;
+        }
         pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        if (pid < 0 && c->cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG)) {
+                umw_debug("CLONE_INTO_CGROUP refused (%s): the init will be moved",
+                          strerror(errno));
+                args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+                args.cgroup = 0;
+                pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        } else if (pid >= 0) {
+                c->born_in_cgroup = c->cgroup_fd >= 0;
+        }
         if (pid < 0)
                 return umw_fail_errno(err, "clone the container init");
         return pid;
@@ -250,9 +270,10 @@ static pid_t clone_init(int flags, struct umw_error **err)
 static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
 {
         int flags = ns_clone_flags(c->spec);
-        pid_t pid = clone_init(flags, err);
+        pid_t pid = clone_init(c, flags, err);
         if (pid < 0)
                 return pid;
+        umw_close_fdp(&c->cgroup_fd);
         if (pid == 0) {
                 close(c->sync_fd);
                 if (c->console_peer >= 0)
@@ -334,6 +355,16 @@ static int plan_cgroup(struct creation *c, struct umw_error **err)
         return cgroup_plan_new(&req, &c->cgroup_plan, err);
 }
 
+/* The cgroup2 directory, with its limits, before the init exists: the init
+ * is cloned straight into it. */
+static int prepare_cgroup(struct creation *c, struct umw_error **err)
+{
+        if (!c->cgroup_plan)
+                return 0;
+        c->cgroup_placed = true; /* from here on, an abort removes it */
+        return cgroup_plan_prepare_unified(c->cgroup_plan, &c->cgroup_fd, err);
+}
+
 /* Runs while the init builds its mounts: on a cgroup v1 host the first
  * migration waits for an RCU grace period, the largest single cost of a
  * start. The limits are written before the init enters, and the init asks
@@ -344,8 +375,7 @@ static int place_in_cgroup(struct creation *c, struct umw_error **err)
         if (!c->cgroup_plan)
                 return sync_send(c->sync_fd, SYNC_PLACED, 0, err);
         bool placed = false;
-        c->cgroup_placed = true; /* from here on, an abort removes it */
-        int r = cgroup_plan_enter(c->cgroup_plan, c->pid, &placed, err);
+        int r = cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, &placed, err);
         return r < 0 ? r : sync_send(c->sync_fd, SYNC_PLACED, 0, err);
 }
 
@@ -366,6 +396,8 @@ static int create_steps(struct creation *c, struct umw_error **err)
                                           0600, err);
         if (r == 0)
                 r = plan_cgroup(c, err);
+        if (r == 0)
+                r = prepare_cgroup(c, err);
         if (r < 0)
                 return r;
         int child_end = -1;
@@ -383,8 +415,9 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;
-        /* state.json names the cgroup before it exists, so that delete --force
-         * finds it whatever step a killed create stopped at. */
+        /* state.json names the cgroup before its v1 directories exist; the
+         * cgroup2 one, made before clone, delete --force finds from the saved
+         * config when a killed create left no state.json. */
         if ((r = write_state(c, err)) < 0 ||
             (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
             (r = place_in_cgroup(c, err)) < 0 || (r = run_parent_hooks(c, err)) < 0)
@@ -641,6 +674,31 @@ static int delete_found(struct found *f, bool force, struct umw_error **err)
         return state_dir_remove(f->rootfd, f->st.id, err);
 }
 
+/* The cgroup a create killed before state.json made: the init is cloned
+ * into its cgroup2 directory, which therefore exists first. Its path comes
+ * from the saved config; without one, create made no cgroup. */
+static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, const char *id,
+                                    struct umw_error **err)
+{
+        if (rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
+                return 0;
+        /* Not state_dir_open: that one refuses a directory without state.json. */
+        struct found f = {.rootfd = -1, .dirfd = -1};
+        f.dirfd = openat(rootfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (f.dirfd < 0)
+                return umw_fail_errno(err, "open state directory for '%s'", id);
+        int r = 0;
+        struct spec *spec = NULL;
+        _cleanup_error_ struct umw_error *no_config = NULL;
+        _cleanup_free_ char *path = NULL;
+        if (load_saved_spec(&f, &spec, &no_config) == 0 &&
+            (r = cgroup_path_resolve(spec->cgroups_path, id, rt->cgroup_manager, &path, err)) == 0)
+                r = cgroup_remove(path, err);
+        spec_free(spec);
+        umw_close_fdp(&f.dirfd);
+        return r;
+}
+
 /* A state directory whose create was killed before it wrote state.json. */
 static int delete_unfinished(const struct runtime_opts *rt, const char *id, struct umw_error **err)
 {
@@ -651,6 +709,8 @@ static int delete_unfinished(const struct runtime_opts *rt, const char *id, stru
         if (rootfd < 0 || faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "container '%s' does not exist",
                                 id);
+        if ((r = remove_unfinished_cgroup(rt, rootfd, id, err)) < 0)
+                return r;
         return state_dir_remove(rootfd, id, err);
 }
 

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,7 +90,7 @@ static void sigpipe_restore(const struct sigpipe_guard *g)
 /* In the forked child, so async-signal-safe calls only. The hook starts with
  * default signal dispositions, an empty mask, the state pipe as stdin and no
  * fd but 0, 1 and 2; an exec failure's errno goes back on errfd. */
-static _Noreturn void hook_exec(const struct spec_hook *h, int stdin_fd, int errfd)
+static _Noreturn void hook_exec(const struct spec_hook *h, int stdin_fd, int errfd, pid_t parent)
 {
         const struct sigaction dfl = {.sa_handler = SIG_DFL};
         /* SIGKILL, SIGSTOP and the C library's private signals refuse; the
@@ -101,6 +102,13 @@ static _Noreturn void hook_exec(const struct spec_hook *h, int stdin_fd, int err
         int e = 0;
         if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
                 e = errno;
+        /* A hook dies with the runtime that waits for it: one left by a
+         * SIGKILLed create would outlive its container. The runtime may have
+         * died before the signal was armed. */
+        if (!e && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                e = errno;
+        if (getppid() != parent)
+                _exit(127);
         /* dup2 clears O_CLOEXEC on the copy; a pipe that already is fd 0 needs
          * it cleared by hand. */
         if (!e && stdin_fd == STDIN_FILENO && fcntl(stdin_fd, F_SETFD, 0) < 0)
@@ -145,11 +153,12 @@ static pid_t hook_spawn(const struct spec_hook *h, const char *kind, int stdin_f
         if (pipe2(errpipe, O_CLOEXEC) < 0)
                 return umw_fail_errno(err, "%s hook %s: pipe", kind, h->path);
         _cleanup_close_ int err_rd = errpipe[0], err_wr = errpipe[1];
+        pid_t parent = getpid();
         pid_t child = fork();
         if (child < 0)
                 return umw_fail_errno(err, "%s hook %s: fork", kind, h->path);
         if (child == 0)
-                hook_exec(h, stdin_fd, err_wr);
+                hook_exec(h, stdin_fd, err_wr, parent);
         close(TAKE_FD(err_wr));
         int exec_errno;
         ssize_t n = umw_read_all(err_rd, &exec_errno, sizeof(exec_errno));

@@ -201,6 +201,11 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
         *host_pid = pid;
         if (a->new_userns && (r = become_root_in_userns(err)) < 0)
                 return r;
+        /* Until READY the init dies with a create that is killed, even while
+         * it runs createContainer hooks; armed after the uid change, which
+         * clears it. A parent already gone shows as EOF on sync_fd. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "set the init's parent death signal");
         if ((r = make_undumpable(err)) < 0)
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
@@ -226,6 +231,9 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 return r;
         if (spec->seccomp && (r = seccomp_filter_build(spec->seccomp, filter, err)) < 0)
                 return r;
+        /* create exits once it has READY: from here the init outlives it. */
+        if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "clear the init's parent death signal");
         return sync_send(a->sync_fd, SYNC_READY, 0, err);
 }
 

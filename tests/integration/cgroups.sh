@@ -310,4 +310,80 @@ else
         t_skip "a device program that cannot be attached refuses create" "no unified hierarchy to test in"
 fi
 
+# ---------------------------------------------------------------- born in its cgroup2 directory
+
+# The init is cloned into its unified cgroup (clone3 with CLONE_INTO_CGROUP):
+# no migration; the v1 hierarchies are joined afterwards.
+if [[ -d $CG/unified ]]; then
+        limits '{"memory": {"limit": 67108864}}' /bin/probe sleep 60
+        new_id
+        id=$T_LAST_ID
+        if is_umwelt && command -v strace >/dev/null; then
+                # Without -f: only create's own clone3, not the init's.
+                strace -qq -o "$T_TMP/clone3.$id" -e trace=clone3 "$RT" --root "$T_ROOT" \
+                        create --bundle "$b" "$id" </dev/null >/dev/null 2>&1
+                t_match "create clones the init with CLONE_INTO_CGROUP into its unified cgroup" \
+                        'flags=[A-Z_|]*CLONE_INTO_CGROUP.*\) = [1-9]' "$(cat "$T_TMP/clone3.$id" 2>&1)"
+        else
+                rt create --bundle "$b" "$id" </dev/null >/dev/null 2>&1
+                t_skip "create clones the init with CLONE_INTO_CGROUP" "needs umwelt-run and strace"
+        fi
+        pid=$(state_field "$id" pid)
+        t_match "the init is in its unified cgroup's cgroup.procs" "^$pid\$" \
+                "$(cat "$CG/unified/umwelt-run/$id/cgroup.procs" 2>&1)"
+        t_eq "/proc/PID/cgroup's 0:: line names the container's path" "0::/umwelt-run/$id" \
+                "$(grep '^0::' "/proc/$pid/cgroup" 2>&1)"
+        t_eq "... and its v1 memory cgroup has the limit" ":memory:/umwelt-run/$id 67108864" \
+                "$(grep -o ':memory:.*' "/proc/$pid/cgroup") $(cat "$(cg_dir memory "$id")/memory.limit_in_bytes" 2>&1)"
+        rt delete -f "$id" >/dev/null 2>&1
+        t_eq "delete removes it from the unified hierarchy too" "" "$(cg_left "$id")"
+else
+        t_skip "the init is born in its cgroup2 directory" "no cgroup2 hierarchy here"
+fi
+
+# ---------------------------------------------------------------- a create killed mid-way
+
+# create is SIGKILLed while its createRuntime hook runs: the init and the hook
+# die with it, and delete --force removes the cgroup from every hierarchy.
+hook_secs=29.$$
+limits '{"memory": {"limit": 67108864}}' /bin/probe sleep 60
+cfg_set "$b" 'c["hooks"] = {"createRuntime": [{"path": "/bin/sleep", "args": ["sleep", "'"$hook_secs"'"]}]}'
+new_id
+id=$T_LAST_ID
+"$RT" --root "$T_ROOT" create --bundle "$b" "$id" </dev/null >/dev/null 2>&1 &
+creator=$!
+hook=
+for _ in $(seq 100); do
+        hook=$(pgrep -P "$creator" -x sleep) && break
+        sleep 0.1
+done
+init=$(state_field "$id" pid)
+t_match "create runs its createRuntime hook (and has an init)" '^[0-9]+ [0-9]+$' "$hook $init"
+kill -KILL "$creator"
+wait "$creator" 2>/dev/null
+for _ in $(seq 50); do
+        proc_alive "$init" || proc_alive "$hook" || break
+        sleep 0.1
+done
+t_eq "the init and the hook die with a SIGKILLed create" "" \
+        "$(for p in $init $hook; do proc_alive "$p" && echo "$p alive: $(tr '\0' ' ' <"/proc/$p/cmdline")"; done)"
+t_run "delete --force of the killed create exits 0" rt delete --force "$id"
+t_eq "... and no cgroup of it is left in any hierarchy" "" "$(find "$CG" -path "*$id*" 2>/dev/null)"
+t_eq "... no state dir" "" "$(ls -d "$T_ROOT/$id" 2>/dev/null)"
+t_eq "... no process" "" "$(for p in $init $hook; do proc_alive "$p" && echo "$p"; done)"
+for p in $init $hook; do proc_alive "$p" && kill -KILL "$p"; done
+cfg_set "$b" 'c.pop("hooks", None)'
+
+# A create killed between making the cgroup2 directory (before clone) and
+# writing state.json: delete --force finds the cgroup from the saved config.
+if [[ -d $CG/unified ]] && is_umwelt; then
+        new_id
+        id=$T_LAST_ID
+        mkdir -p "$T_ROOT/$id" "$CG/unified/umwelt-run/$id"
+        cp "$b/config.json" "$T_ROOT/$id/config.json"
+        t_run "delete --force of a create killed before state.json exits 0" rt delete --force "$id"
+        t_eq "... and removes its cgroup2 directory and state dir" "" \
+                "$(ls -d "$CG/unified/umwelt-run/$id" "$T_ROOT/$id" 2>/dev/null)"
+fi
+
 t_done
