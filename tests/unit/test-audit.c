@@ -146,7 +146,7 @@ Test(audit, file_is_0600_and_new_directories_0700)
         _cleanup_close_ int fd = open_log(path);
         umask(old);
         struct stat st;
-        cr_assert_eq(stat(path, &st), 0);
+        cr_assert_eq(fstat(fd, &st), 0);
         cr_expect_eq(st.st_mode & 07777, 0600, "%o", st.st_mode & 07777);
         cr_assert_eq(stat(x, &st), 0);
         cr_expect_eq(st.st_mode & 07777, 0700, "%o", st.st_mode & 07777);
@@ -161,7 +161,7 @@ Test(audit, existing_file_is_set_back_to_0600)
         cr_assert_eq(chmod(path, 0644), 0);
         _cleanup_close_ int fd = open_log(path);
         struct stat st;
-        cr_assert_eq(stat(path, &st), 0);
+        cr_assert_eq(fstat(fd, &st), 0);
         cr_expect_eq(st.st_mode & 07777, 0600, "%o", st.st_mode & 07777);
 }
 

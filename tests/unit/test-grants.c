@@ -130,6 +130,10 @@ static struct grant_list resolve_ok(const struct grant_request *req, size_t n)
 /* Refused with exactly this message ("T" in want stands for the temp dir). */
 static void expect_refused_with(const struct grant_policy *policy, const struct grant_request *req,
                                 size_t n, size_t index, const char *rule, const char *want_fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void expect_refused_with(const struct grant_policy *policy, const struct grant_request *req,
+                                size_t n, size_t index, const char *rule, const char *want_fmt, ...)
 {
         char want[4 * PATH_MAX];
         va_list ap;
