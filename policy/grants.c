@@ -150,8 +150,10 @@ static int prepare(const struct grant_policy *policy, struct prepared *p, struct
                         return umw_fail_sys(err, ENOMEM, "grant policy");
                 struct stat st;
                 n->exists = stat(n->real, &st) == 0;
-                n->dev = st.st_dev;
-                n->ino = st.st_ino;
+                if (n->exists) {
+                        n->dev = st.st_dev;
+                        n->ino = st.st_ino;
+                }
         }
         return 0;
 }
@@ -164,11 +166,15 @@ static int refuse(const struct grant_request *req, const char *real, size_t inde
 static int refuse(const struct grant_request *req, const char *real, size_t index, const char *rule,
                   struct grant_refusal *refusal, struct umw_error **err, const char *fmt, ...)
 {
-        char why[1024];
+        _cleanup_free_ char *why = NULL;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
+        int w = vasprintf(&why, fmt, ap);
         va_end(ap);
+        if (w < 0) {
+                why = NULL;
+                return umw_fail_sys(err, ENOMEM, "grant %s", req->path);
+        }
         char resolves[PATH_MAX + 32] = "";
         if (real && strcmp(real, req->path) != 0)
                 snprintf(resolves, sizeof(resolves), " (resolves to %s)", real);
