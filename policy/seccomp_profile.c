@@ -1,0 +1,540 @@
+/* The sandbox's seccomp profile as a table, and its rendering as OCI JSON.
+ * Every argument test is a masked comparison of the bits the kernel reads:
+ * an int argument is compared in its low 32 bits only, because the kernel
+ * ignores the high ones and a caller can put anything there. */
+#include "policy/seccomp_profile.h"
+
+#include "src/common/cleanup.h"
+#include "src/common/json.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+
+#if defined(__x86_64__)
+#define NATIVE_ARCH "SCMP_ARCH_X86_64"
+#elif defined(__aarch64__)
+#define NATIVE_ARCH "SCMP_ARCH_AARCH64"
+#else
+#error "seccomp_profile: name this machine's SCMP_ARCH_* and check the table against it"
+#endif
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define LOW32      UINT64_C(0xffffffff)
+/* The kernel's SOCK_TYPE_MASK: the bits of socket()'s type that are not
+ * SOCK_NONBLOCK or SOCK_CLOEXEC. */
+#define SOCK_TYPE_BITS 0xf
+#define CLONE_NEW_ANY                                                                              \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+         CLONE_NEWPID | CLONE_NEWNET)
+
+#define ARG(i, m, v)                                                                               \
+        {                                                                                          \
+                .index = (i), .mask = (m), .value = (v)                                            \
+        }
+#define DENY_ARG(name, i, m, v, why)                                                               \
+        {                                                                                          \
+                NAMES(name), SECCOMP_PROFILE_DENY, {ARG(i, m, v)}, 1, why                          \
+        }
+#define ALLOW_ARG(name, i, m, v, why)                                                              \
+        {                                                                                          \
+                NAMES(name), SECCOMP_PROFILE_ALLOW, {ARG(i, m, v)}, 1, why                         \
+        }
+#define SOCKET(verdict, domain, type, why)                                                         \
+        {                                                                                          \
+                NAMES("socket"), SECCOMP_PROFILE_##verdict,                                        \
+                    {ARG(0, LOW32, domain), ARG(1, SOCK_TYPE_BITS, type)}, 2, why                  \
+        }
+
+static const struct seccomp_profile_rule rules[] = {
+    /* What the agent must not do. */
+    {NAMES("mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
+           "fsmount", "fspick", "mount_setattr"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no mount family: the agent must not change its own walls"},
+    {NAMES("chroot"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no chroot: another way to rearrange the view of the walls"},
+    {NAMES("unshare", "setns"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no namespace creation or joining: a new user namespace hands out capabilities over "
+     "private copies of the walls"},
+    DENY_ARG("clone", 0, CLONE_NEWNS, CLONE_NEWNS, "no clone into a new mount namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWCGROUP, CLONE_NEWCGROUP, "no clone into a new cgroup namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWUTS, CLONE_NEWUTS, "no clone into a new UTS namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWIPC, CLONE_NEWIPC, "no clone into a new IPC namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWUSER, CLONE_NEWUSER, "no clone into a new user namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWPID, CLONE_NEWPID, "no clone into a new pid namespace"),
+    DENY_ARG("clone", 0, CLONE_NEWNET, CLONE_NEWNET, "no clone into a new network namespace"),
+    {NAMES("clone"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "clone without CLONE_NEW* flags: fork and threads (CLONE_NEWTIME is unreachable: clone's "
+     "low byte is the exit signal)"},
+    {NAMES("clone3"),
+     SECCOMP_PROFILE_ENOSYS,
+     {},
+     0,
+     "clone3 passes its flags in memory seccomp cannot read: ENOSYS makes glibc fall back to "
+     "clone, whose flags are checked"},
+    {NAMES("bpf"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no bpf: a large kernel attack surface, and probes that could watch the host"},
+    {NAMES("perf_event_open"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no perf: kernel attack surface and a side channel on other processes"},
+    {NAMES("add_key", "request_key", "keyctl"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no keyring: the user's keyrings are shared with their host sessions and hold credentials"},
+    {NAMES("userfaultfd"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no userfaultfd: it stalls kernel code at will, the classic tool for winning kernel races"},
+    {NAMES("io_uring_setup", "io_uring_enter", "io_uring_register"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no io_uring: its operations never pass this filter, and it has a long record of kernel "
+     "bugs (programs fall back to plain calls)"},
+    {NAMES("kexec_load", "kexec_file_load"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no kexec: that replaces the host's kernel"},
+    {NAMES("init_module", "finit_module", "delete_module"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no kernel modules: code in the host's kernel"},
+    DENY_ARG("ioctl", 1, LOW32, TIOCSTI,
+             "no TIOCSTI: it types into a terminal, even the user's "
+             "shell outside the sandbox"),
+    DENY_ARG("ioctl", 1, LOW32, TIOCLINUX,
+             "no TIOCLINUX: it reads and pastes the console's "
+             "screen"),
+    {NAMES("ioctl"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "every other ioctl: terminals, files and devices the sandbox was given"},
+    DENY_ARG("socket", 0, LOW32, AF_PACKET,
+             "no packet sockets: raw frames bypass the network's "
+             "rules"),
+    SOCKET(DENY, AF_INET, SOCK_RAW,
+           "no raw IPv4 sockets: hand-made packets bypass the network's "
+           "rules"),
+    SOCKET(DENY, AF_INET6, SOCK_RAW,
+           "no raw IPv6 sockets: hand-made packets bypass the network's "
+           "rules"),
+    SOCKET(DENY, AF_INET, SOCK_PACKET,
+           "no (AF_INET, SOCK_PACKET): the kernel makes it a packet "
+           "socket"),
+    SOCKET(ALLOW, AF_INET, SOCK_STREAM, "TCP, within the network the sandbox was given"),
+    SOCKET(ALLOW, AF_INET, SOCK_DGRAM,
+           "UDP and ping sockets, within the network the sandbox was "
+           "given"),
+    SOCKET(ALLOW, AF_INET6, SOCK_STREAM, "TCP over IPv6, within the network the sandbox was given"),
+    SOCKET(ALLOW, AF_INET6, SOCK_DGRAM,
+           "UDP and ping over IPv6, within the network the sandbox "
+           "was given"),
+    ALLOW_ARG("socket", 0, LOW32, AF_UNIX,
+              "local sockets, reaching only what the sandbox can "
+              "see"),
+    ALLOW_ARG("socket", 0, LOW32, AF_NETLINK,
+              "netlink (SOCK_RAW included): getifaddrs and ip "
+              "read the sandbox's own interfaces"),
+    ALLOW_ARG("personality", 0, LOW32, PER_LINUX, "the default persona"),
+    ALLOW_ARG("personality", 0, LOW32, PER_LINUX32, "linux32: a 32-bit uname for builds"),
+    ALLOW_ARG("personality", 0, LOW32, UNAME26, "uname26: old version checks"),
+    ALLOW_ARG("personality", 0, LOW32, PER_LINUX32 | UNAME26, "linux32 and uname26 together"),
+    ALLOW_ARG("personality", 0, LOW32, ADDR_NO_RANDOMIZE,
+              "gdb turns off address randomisation for the program it debugs"),
+    ALLOW_ARG("personality", 0, LOW32, 0xffffffff, "the query of the current persona"),
+    {NAMES("personality"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no other persona: READ_IMPLIES_EXEC or MMAP_PAGE_ZERO weaken memory protections"},
+    {NAMES("acct"), SECCOMP_PROFILE_DENY, {}, 0, "no process accounting: it is host-wide"},
+    {NAMES("swapon", "swapoff"), SECCOMP_PROFILE_DENY, {}, 0, "no swap changes: host-wide"},
+    {NAMES("reboot"), SECCOMP_PROFILE_DENY, {}, 0, "no reboot: the sandbox ends by its command"},
+    {NAMES("settimeofday", "clock_settime"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no setting the clock: CLOCK_REALTIME is the host's, no namespace covers it"},
+    {NAMES("sethostname", "setdomainname"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no renaming: the sandbox's hostname names its project"},
+    {NAMES("open_by_handle_at", "name_to_handle_at"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no file handles: opening by handle skips the path walk and the walls it checks "
+     "(the 'shocker' escape)"},
+    {NAMES("lookup_dcookie"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no lookup_dcookie: a profiler's path lookup across the whole host"},
+    {NAMES("quotactl", "quotactl_fd"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no quota control: quotas are the host's"},
+    {NAMES("vhangup"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no vhangup: it hangs up a terminal other processes share"},
+    {NAMES("iopl", "ioperm"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no I/O port access: that is direct hardware access"},
+    {NAMES("nfsservctl"), SECCOMP_PROFILE_DENY, {}, 0, "no NFS server control: host-wide"},
+    {NAMES("syslog"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no kernel log: it is the host's and leaks kernel addresses"},
+    {NAMES("fanotify_init"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no fanotify: it watches whole filesystems, beyond the sandbox's view"},
+    {NAMES("modify_ldt"),
+     SECCOMP_PROFILE_DENY,
+     {},
+     0,
+     "no LDT: 16-bit segments serve only emulators, and the LDT code has a history of kernel "
+     "bugs"},
+
+    /* What a toolchain needs. */
+    {NAMES("read", "write", "open", "openat", "openat2", "close", "close_range", "creat", "lseek",
+           "pread64", "pwrite64", "readv", "writev", "preadv", "preadv2", "pwritev", "pwritev2",
+           "stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
+           "faccessat", "faccessat2", "getdents", "getdents64", "getcwd", "chdir", "fchdir",
+           "mkdir", "mkdirat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat",
+           "unlink", "unlinkat", "symlink", "symlinkat", "readlink", "readlinkat", "chmod",
+           "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown", "umask",
+           "truncate", "ftruncate", "fallocate", "fadvise64", "readahead", "fsync", "fdatasync",
+           "sync", "syncfs", "sync_file_range", "utime", "utimes", "utimensat", "futimesat",
+           "mknod", "mknodat", "flock", "fcntl", "dup", "dup2", "dup3", "copy_file_range",
+           "sendfile", "splice", "tee", "cachestat", "getxattr", "lgetxattr", "fgetxattr",
+           "setxattr", "lsetxattr", "fsetxattr", "listxattr", "llistxattr", "flistxattr",
+           "removexattr", "lremovexattr", "fremovexattr", "inotify_init", "inotify_init1",
+           "inotify_add_watch", "inotify_rm_watch"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "files: the workspace and the toolchain are made of them; the mounts decide what is "
+     "writable"},
+    {NAMES("brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "mincore", "msync", "mlock",
+           "mlock2", "mlockall", "munlock", "munlockall", "memfd_create", "memfd_secret",
+           "pkey_alloc", "pkey_free", "pkey_mprotect", "membarrier", "remap_file_pages", "mbind",
+           "get_mempolicy", "set_mempolicy", "map_shadow_stack"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "memory: a process managing its own address space"},
+    {NAMES("execve", "execveat", "fork", "vfork", "exit", "exit_group", "wait4", "waitid", "kill",
+           "tkill", "tgkill", "getpid", "getppid", "gettid", "getpgid", "setpgid", "getpgrp",
+           "getsid", "setsid", "set_tid_address", "set_robust_list", "get_robust_list", "futex",
+           "futex_waitv", "rseq", "arch_prctl", "get_thread_area", "set_thread_area", "prctl",
+           "prlimit64", "getrlimit", "setrlimit", "getrusage", "getpriority", "setpriority",
+           "sched_yield", "sched_getaffinity", "sched_setaffinity", "sched_getattr",
+           "sched_setattr", "sched_getparam", "sched_setparam", "sched_getscheduler",
+           "sched_setscheduler", "sched_get_priority_max", "sched_get_priority_min",
+           "sched_rr_get_interval", "ioprio_get", "ioprio_set", "getcpu", "capget", "capset",
+           "pidfd_open", "pidfd_send_signal", "process_mrelease", "restart_syscall", "times",
+           "sysinfo", "uname", "getrandom"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "processes and threads: running programs, within the sandbox's pid namespace and limits"},
+    {NAMES("getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups",
+           "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+           "setfsgid", "setgroups"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "identity: without capabilities a process can only shuffle the ids it already has"},
+    {NAMES("seccomp", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "self-restriction: a process may narrow its own walls further, never widen them"},
+    {NAMES("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "debugging (gdb, strace): without capabilities it reaches only the sandbox's own processes "
+     "of the same user, and since Linux 4.8 a tracer cannot skip this filter"},
+    {NAMES("rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend",
+           "rt_sigtimedwait", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "sigaltstack", "signalfd",
+           "signalfd4", "pause", "alarm", "getitimer", "setitimer"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "signals and interval timers of the sandbox's own processes"},
+    {NAMES("clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+           "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime", "timer_settime",
+           "timerfd_create", "timerfd_gettime", "timerfd_settime"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "reading clocks, sleeping and timers"},
+    {NAMES("adjtimex", "clock_adjtime"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "reading the clock's discipline (ntptime); changing it needs CAP_SYS_TIME in the host's "
+     "user namespace, which a sandbox never holds, and the request sits in memory seccomp cannot "
+     "read"},
+    {NAMES("poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl",
+           "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2", "pipe", "pipe2"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "pipes and event loops"},
+    {NAMES("socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
+           "getpeername", "getsockopt", "setsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg",
+           "sendmmsg", "recvmmsg", "shutdown"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "using the sockets socket() allowed; the network namespace decides where they reach"},
+    {NAMES("msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
+           "shmget", "shmat", "shmdt", "shmctl", "mq_open", "mq_unlink", "mq_timedsend",
+           "mq_timedreceive", "mq_notify", "mq_getsetattr"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "System V and POSIX IPC, private to the sandbox's IPC namespace"},
+    {NAMES("io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "Linux AIO: databases and build tools use it; each request passes the usual permission "
+     "checks"},
+};
+
+const struct seccomp_profile_rule *seccomp_profile_rules(size_t *n)
+{
+        *n = ARRAY_SIZE(rules);
+        return rules;
+}
+
+static bool rule_names(const struct seccomp_profile_rule *r, const char *name)
+{
+        for (const char *const *p = r->names; *p; p++)
+                if (strcmp(*p, name) == 0)
+                        return true;
+        return false;
+}
+
+const char *seccomp_profile_reason(const char *name)
+{
+        const char *first = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+                if (!rule_names(&rules[i], name))
+                        continue;
+                if (rules[i].n_args == 0)
+                        return rules[i].reason;
+                if (!first)
+                        first = rules[i].reason;
+        }
+        return first;
+}
+
+/* The argument conditions of the rows that decide name by argument; all must
+ * test the same argument once, with the value inside the mask. */
+struct conditions {
+        unsigned index;
+        size_t n;
+        struct seccomp_profile_arg arg[16];
+};
+
+static int conditions_of(const char *name, struct conditions *c)
+{
+        c->n = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+                const struct seccomp_profile_rule *r = &rules[i];
+                if (r->n_args == 0 || !rule_names(r, name))
+                        continue;
+                const struct seccomp_profile_arg *a = &r->args[0];
+                if (r->n_args != 1 || (c->n > 0 && a->index != c->index) ||
+                    (a->value & ~a->mask) != 0 || c->n == ARRAY_SIZE(c->arg))
+                        return -EINVAL;
+                c->index = a->index;
+                c->arg[c->n++] = *a;
+        }
+        return 0;
+}
+
+static bool has_conditions(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+                if (rules[i].n_args > 0 && rule_names(&rules[i], name))
+                        return true;
+        return false;
+}
+
+static void gen_action(yajl_gen g, enum seccomp_profile_verdict v)
+{
+        switch (v) {
+        case SECCOMP_PROFILE_ALLOW:
+                umw_jgen_key_str(g, "action", "SCMP_ACT_ALLOW");
+                return;
+        case SECCOMP_PROFILE_DENY:
+                umw_jgen_key_str(g, "action", "SCMP_ACT_ERRNO");
+                umw_jgen_key_int(g, "errnoRet", EPERM);
+                return;
+        case SECCOMP_PROFILE_ENOSYS:
+                umw_jgen_key_str(g, "action", "SCMP_ACT_ERRNO");
+                umw_jgen_key_int(g, "errnoRet", ENOSYS);
+                return;
+        }
+}
+
+static void gen_args(yajl_gen g, const struct seccomp_profile_arg *args, size_t n)
+{
+        if (n == 0)
+                return;
+        umw_jgen_key(g, "args");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < n; i++) {
+                yajl_gen_map_open(g);
+                umw_jgen_key_int(g, "index", args[i].index);
+                umw_jgen_key_int(g, "value", (long long)args[i].mask);
+                umw_jgen_key_int(g, "valueTwo", (long long)args[i].value);
+                umw_jgen_key_str(g, "op", "SCMP_CMP_MASKED_EQ");
+                yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+}
+
+/* One OCI rule for the names of r that pass keep (all when keep is NULL). */
+static void gen_rule(yajl_gen g, const struct seccomp_profile_rule *r, bool (*keep)(const char *))
+{
+        yajl_gen_map_open(g);
+        umw_jgen_key(g, "names");
+        yajl_gen_array_open(g);
+        for (const char *const *p = r->names; *p; p++)
+                if (!keep || keep(*p))
+                        umw_jgen_str(g, *p);
+        yajl_gen_array_close(g);
+        gen_action(g, r->verdict);
+        gen_args(g, r->args, r->n_args);
+        yajl_gen_map_close(g);
+}
+
+static bool decided_without_arguments(const char *name)
+{
+        return !has_conditions(name);
+}
+
+/* The values of the argument that no condition matches, as disjoint masked
+ * patterns: a walk down the bits the conditions test, from the highest,
+ * stopping where a condition is fully matched (its row decides) or where no
+ * condition can match any more (the fallback decides everything below). */
+static void gen_complement(yajl_gen g, const char *name, enum seccomp_profile_verdict v,
+                           const struct conditions *c, uint64_t tested, uint64_t decided,
+                           uint64_t prefix)
+{
+        bool open = false;
+        for (size_t i = 0; i < c->n; i++) {
+                const struct seccomp_profile_arg *a = &c->arg[i];
+                if (((a->value ^ prefix) & a->mask & decided) != 0)
+                        continue;
+                if ((a->mask & ~decided) == 0)
+                        return;
+                open = true;
+        }
+        if (!open) {
+                const char *const names[] = {name, NULL};
+                struct seccomp_profile_rule r = {
+                    names, v, {ARG(c->index, decided, prefix)}, 1, NULL};
+                gen_rule(g, &r, NULL);
+                return;
+        }
+        uint64_t rest = tested & ~decided;
+        uint64_t bit = UINT64_C(1) << (63 - __builtin_clzll(rest));
+        gen_complement(g, name, v, c, tested, decided | bit, prefix);
+        gen_complement(g, name, v, c, tested, decided | bit, prefix | bit);
+}
+
+static int gen_fallback(yajl_gen g, const char *name, enum seccomp_profile_verdict v)
+{
+        struct conditions c;
+        if (conditions_of(name, &c) < 0)
+                return -EINVAL;
+        uint64_t tested = 0;
+        for (size_t i = 0; i < c.n; i++)
+                tested |= c.arg[i].mask;
+        gen_complement(g, name, v, &c, tested, 0, 0);
+        return 0;
+}
+
+static int gen_row(yajl_gen g, const struct seccomp_profile_rule *r)
+{
+        if (r->n_args > 0) {
+                gen_rule(g, r, NULL);
+                return 0;
+        }
+        bool plain = false;
+        for (const char *const *p = r->names; *p; p++)
+                plain |= decided_without_arguments(*p);
+        if (plain)
+                gen_rule(g, r, decided_without_arguments);
+        for (const char *const *p = r->names; *p; p++)
+                if (has_conditions(*p) && gen_fallback(g, *p, r->verdict) < 0)
+                        return -EINVAL;
+        return 0;
+}
+
+char *seccomp_profile_json(void)
+{
+        yajl_gen g = umw_jgen_new(false);
+        if (!g)
+                return NULL;
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "defaultAction", "SCMP_ACT_ERRNO");
+        umw_jgen_key_int(g, "defaultErrnoRet", ENOSYS);
+        umw_jgen_key(g, "architectures");
+        yajl_gen_array_open(g);
+        umw_jgen_str(g, NATIVE_ARCH);
+        yajl_gen_array_close(g);
+        umw_jgen_key(g, "syscalls");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+                if (gen_row(g, &rules[i]) < 0) {
+                        yajl_gen_free(g);
+                        return NULL;
+                }
+        }
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        return umw_jgen_finish(g, NULL);
+}
