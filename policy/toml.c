@@ -53,7 +53,8 @@ static int fail_at(struct parser *ps, struct pos at, const char *fmt, ...)
 static const char *printable(const char *s, char out[static 80])
 {
         size_t o = 0;
-        for (; *s && o < 72; s++) {
+        /* Past the cut, only the rest of a UTF-8 sequence: never half a character. */
+        for (; *s && (o < 72 || ((unsigned char)*s & 0xc0) == 0x80); s++) {
                 unsigned char c = (unsigned char)*s;
                 if (c < 0x20 || c == 0x7f)
                         o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
@@ -429,7 +430,8 @@ static int refuse_number(struct parser *ps, struct pos at, bool sign)
         int c = s < ps->end ? (unsigned char)*s : -1;
         if (c == '.' || c == 'e' || c == 'E' || c == 'i' || c == 'n')
                 return fail_at(ps, at, "floats are not supported: expected an integer");
-        if (c == ':' || (c == '-' && !sign && s > ps->p))
+        size_t ndigits = (size_t)(s - ps->p);
+        if ((c == '-' && !sign && ndigits == 4) || (c == ':' && !sign && ndigits == 2))
                 return fail_at(ps, at, "dates and times are not supported");
         return 0;
 }

@@ -173,6 +173,9 @@ static const struct invalid_case invalid[] = {
     {"f = 01.5", "1:5", "floats"},
     {"d = 1979-05-27", "1:5", "dates"},
     {"d = 07:32:00", "1:5", "dates"},
+    {"d = 1979-05-27T07:32:00Z", "1:5", "dates"},
+    {"d = 1-2", "1:6", "end of the line"},
+    {"d = 10_00-01-01", "1:10", "end of the line"},
     {"t = { a = 1 }", "1:5", "inline tables"},
     {"h = 0x1F", "1:5", "hexadecimal"},
     {"o = 0o17", "1:5", "octal"},
@@ -334,6 +337,23 @@ Test(toml, check_keys_names_the_first_unknown_key_where_it_is)
         cr_expect_eq(err->kind, UMW_EXIT_CONFIG);
         cr_expect_str_eq(err->msg,
                          "p.toml:2:3: unknown key 'mo\\x07de': expected one of path, mode");
+}
+
+Test(toml, long_keys_are_cut_in_messages_between_characters)
+{
+        char text[128];
+        text[0] = '"';
+        memset(text + 1, 'a', 71);
+        strcpy(text + 72, "\xc3\xa9\xc3\xa9\" = 1");
+        _cleanup_toml_ struct toml_value *root = parse_ok(text);
+        _cleanup_error_ struct umw_error *err = NULL;
+        cr_assert_lt(toml_check_keys(root, grant_keys, "p.toml", &err), 0);
+        char want[160];
+        snprintf(want, sizeof(want),
+                 "p.toml:1:1: unknown key '%.71s\xc3\xa9...': expected one of "
+                 "path, mode",
+                 text + 1);
+        cr_expect_str_eq(err->msg, want);
 }
 
 Test(toml, check_keys_with_nothing_allowed)
