@@ -488,18 +488,19 @@ static bool has_writes(const struct cgroup_plan *p, const struct hierarchy *h)
 }
 
 /* Without root, a limit needs a hierarchy delegated to us. */
-static int check_delegated(const struct cgroup_plan *p, struct umw_error **err)
+static int check_delegated(const struct cgroup_plan *p, const char *file, struct umw_error **err)
 {
         for (size_t i = 0; i < p->n_w; i++) {
                 char dir[1024];
                 const struct cgroup_write *w = &p->w[i];
                 if (nearest_existing(w->h, p->path, dir, sizeof(dir)) < 0 || access(dir, W_OK) < 0)
                         return umw_fail(err, UMW_EXIT_CONFIG, EACCES,
-                                        "%s needs the cgroup controller '%s', which is not "
-                                        "delegated to uid %u (%s is not writable): delegate it "
-                                        "(systemd: Delegate=yes) or run with --cgroup-manager "
-                                        "disabled to start without limits",
-                                        w->s->file, w->s->controller, (unsigned)geteuid(), dir);
+                                        "%s: .linux.resources: %s needs the cgroup controller "
+                                        "'%s', which is not delegated to uid %u (%s is not "
+                                        "writable): delegate it (systemd: Delegate=yes) or run "
+                                        "with --cgroup-manager disabled to start without limits",
+                                        file, w->s->file, w->s->controller, (unsigned)geteuid(),
+                                        dir);
         }
         return 0;
 }
@@ -541,7 +542,7 @@ static int plan_build(const struct cgroup_request *req, bool fresh, struct cgrou
         if (r == 0 && fresh && req->strict && (v1_with(&p->host, "devices") || unified(&p->host)))
                 r = plan_devices(p, req, err);
         if (r == 0 && !req->strict)
-                r = check_delegated(p, err);
+                r = check_delegated(p, req->file, err);
         if (r == 0 && fresh)
                 r = check_unused(p, err);
         if (r < 0) {

@@ -103,4 +103,26 @@ sleep 0.2
 t_eq "rootless: root's container still runs" running "$(state_field "$rid" status)"
 rt delete -f "$rid" >/dev/null 2>&1
 
+# A limit needs a cgroup delegated to the user. Nothing is delegated here: a
+# memory limit is refused in one line naming the controller and the fix, and
+# nothing is left; with --cgroup-manager disabled the container starts.
+cfg_set "$rb" "c['linux']['resources'] = {'memory': {'limit': 67108864}}"
+cfg_args "$rb" /bin/probe exit 0
+new_id
+capture urt create --bundle "$rb" "$T_LAST_ID"
+t_match "rootless: a memory limit with nothing delegated is refused (exit 3, one line)" \
+        "^3 [^
+]*$rb/config.json: .linux.resources: [^
+]*controller 'memory'[^
+]*not delegated to uid $U[^
+]*Delegate=[^
+]*--cgroup-manager disabled[^
+]*$" "$T_RC $T_OUT"
+t_eq "rootless: the refused create leaves no state and no cgroup" "" \
+        "$(urt list -q 2>&1; ls -A "$rroot" 2>/dev/null; find /sys/fs/cgroup -path "*$T_LAST_ID*" 2>/dev/null)"
+new_id
+capture urt --cgroup-manager disabled run --bundle "$rb" "$T_LAST_ID"
+t_eq "rootless: with --cgroup-manager disabled it starts (without the limit)" 0 "$T_RC" "$T_OUT"
+cfg_set "$rb" "c['linux'].pop('resources', None)"
+
 t_done
