@@ -428,9 +428,10 @@ static int refuse_number(struct parser *ps, struct pos at, bool sign)
         while (s < ps->end && (is_digit(*s) || *s == '_'))
                 s++;
         int c = s < ps->end ? (unsigned char)*s : -1;
-        if (c == '.' || c == 'e' || c == 'E' || c == 'i' || c == 'n')
-                return fail_at(ps, at, "floats are not supported: expected an integer");
         size_t ndigits = (size_t)(s - ps->p);
+        bool inf_or_nan = ndigits == 0 && (c == 'i' || c == 'n');
+        if (c == '.' || c == 'e' || c == 'E' || inf_or_nan)
+                return fail_at(ps, at, "floats are not supported: expected an integer");
         if ((c == '-' && !sign && ndigits == 4) || (c == ':' && !sign && ndigits == 2))
                 return fail_at(ps, at, "dates and times are not supported");
         return 0;

@@ -175,6 +175,7 @@ static const struct invalid_case invalid[] = {
     {"d = 07:32:00", "1:5", "dates"},
     {"d = 1979-05-27T07:32:00Z", "1:5", "dates"},
     {"d = 1-2", "1:6", "end of the line"},
+    {"n = 12nan", "1:7", "end of the line"},
     {"d = 10_00-01-01", "1:10", "end of the line"},
     {"t = { a = 1 }", "1:5", "inline tables"},
     {"h = 0x1F", "1:5", "hexadecimal"},
