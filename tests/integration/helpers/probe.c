@@ -27,7 +27,8 @@
 
 static int usage(void)
 {
-        fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|ids|rlimit NAME|"
+        fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|nr NR [ARG...]|"
+                        "int80 NR|ids|rlimit NAME|"
                         "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|cwd|ns|hostname|sleep N|"
                         "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
                         "spin SECONDS\n");
@@ -144,6 +145,33 @@ static int cmd_syscall(const char *name, const char *arg)
         }
         printf("%d\n", r < 0 ? errno : 0);
         return 0;
+}
+
+/* Runs system call number NR with up to six numeric arguments (any base
+ * strtoull reads, all 64 bits kept) and prints 0 or the errno number. */
+static int cmd_nr(char **argv, int argc)
+{
+        unsigned long a[6] = {0};
+        for (int i = 1; i < argc && i <= 6; i++)
+                a[i - 1] = strtoull(argv[i], NULL, 0);
+        long r = syscall((long)strtoull(argv[0], NULL, 0), a[0], a[1], a[2], a[3], a[4], a[5]);
+        printf("%d\n", r < 0 ? errno : 0);
+        return 0;
+}
+
+/* Makes system call NR through the i386 entry point (int 0x80) and prints
+ * what it returned. */
+static int cmd_int80(const char *nr)
+{
+#ifdef __x86_64__
+        long r = parse_long(nr);
+        __asm__ volatile("int $0x80" : "+a"(r) : : "memory");
+        printf("%ld\n", r);
+        return 0;
+#else
+        fprintf(stderr, "probe: int80 %s: not an x86-64 machine\n", nr);
+        return 2;
+#endif
 }
 
 /* uid=U gid=G euid=U egid=G groups=A,B umask=0022 */
@@ -539,6 +567,10 @@ int main(int argc, char **argv)
                 r = cmd_fds();
         else if (strcmp(cmd, "syscall") == 0 && a1)
                 r = cmd_syscall(a1, a2);
+        else if (strcmp(cmd, "nr") == 0 && a1)
+                r = cmd_nr(argv + 2, argc - 2);
+        else if (strcmp(cmd, "int80") == 0 && a1)
+                r = cmd_int80(a1);
         else if (strcmp(cmd, "ids") == 0)
                 r = cmd_ids();
         else if (strcmp(cmd, "rlimit") == 0 && a1)
