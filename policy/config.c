@@ -151,11 +151,13 @@ static char *resolve_lenient(const char *path)
         }
 }
 
-/* Opens a layer's file; 0 with *fd = -1 when it does not exist. */
-static int layer_open(const char *path, int flags, int *fd, struct umw_error **err)
+/* Opens name in dirfd for reading; 0 with *fd = -1 when it does not exist.
+ * path names it in messages. */
+static int layer_open(int dirfd, const char *name, const char *path, int flags, int *fd,
+                      struct umw_error **err)
 {
         /* O_NONBLOCK: a FIFO planted under the name must not hang the open. */
-        *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
+        *fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
         if (*fd >= 0 || errno == ENOENT)
                 return 0;
         if (errno == ELOOP && (flags & O_NOFOLLOW))
@@ -166,22 +168,50 @@ static int layer_open(const char *path, int flags, int *fd, struct umw_error **e
 }
 
 /* The floor decides what everyone else may do, so only root may have
- * written it: checked on the fd that is then read. */
-static int floor_check_owner(int fd, const char *path, struct umw_error **err)
+ * written it, and only root may swap or delete it (without it, the wider
+ * built-in floor holds): the file and the directory it is opened in are
+ * checked on the fds used. A sticky directory lets others remove only their
+ * own entries. */
+static int floor_check_owner(int fd, const char *path, bool is_dir, struct umw_error **err)
 {
+        const char *what = is_dir ? "the floor's directory is " : "";
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return umw_fail_errno(err, "stat %s", path);
         if (st.st_uid != 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
-                                "%s: owned by uid %u, not root: refusing the floor", path,
+                                "%s: %sowned by uid %u, not root: refusing the floor", path, what,
                                 (unsigned)st.st_uid);
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
+        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(is_dir && (st.st_mode & S_ISVTX)))
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
-                                "%s: writable by %s (mode %04o): refusing the floor", path,
+                                "%s: %swritable by %s (mode %04o): refusing the floor", path, what,
                                 st.st_mode & S_IWOTH ? "others" : "its group",
                                 (unsigned)(st.st_mode & 07777));
         return 0;
+}
+
+/* Opens the floor without a window between check and use: its directory,
+ * then the file in it, each checked on its fd. A missing directory or file
+ * is an absent floor (*fd = -1). */
+static int floor_open(const char *path, int *fd, struct umw_error **err)
+{
+        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir =
+            slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+        if (!dir)
+                return umw_fail_sys(err, ENOMEM, "policy");
+        *fd = -1;
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 && errno == ENOENT)
+                return 0;
+        if (dfd < 0)
+                return umw_fail_errno(err, "open %s", dir);
+        int r = floor_check_owner(dfd, dir, true, err);
+        if (r == 0)
+                r = layer_open(dfd, slash ? slash + 1 : path, path, O_NOFOLLOW, fd, err);
+        if (r == 0 && *fd >= 0)
+                r = floor_check_owner(*fd, path, false, err);
+        return r;
 }
 
 /* The parsed file, or NULL when it does not exist. */
@@ -190,10 +220,9 @@ static int layer_read(const char *path, bool is_floor, struct toml_value **out,
 {
         _cleanup_close_ int fd = -1;
         *out = NULL;
-        int r = layer_open(path, is_floor ? O_NOFOLLOW : 0, &fd, err);
+        int r =
+            is_floor ? floor_open(path, &fd, err) : layer_open(AT_FDCWD, path, path, 0, &fd, err);
         if (r < 0 || fd < 0)
-                return r;
-        if (is_floor && (r = floor_check_owner(fd, path, err)) < 0)
                 return r;
         return toml_parse_fd(fd, path, out, err);
 }

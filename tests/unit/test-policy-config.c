@@ -19,7 +19,8 @@
 
 /* T, a fresh temp directory, holds home/, roots/{a,b}/, outside/, the
  * links roots/escape -> outside and roots/inside -> roots/a, and the
- * files floor.toml, user.toml and project.toml when a test writes them. */
+ * files etc/floor.toml (etc/ made by need_root()), user.toml and
+ * project.toml when a test writes them. */
 static char T[PATH_MAX];
 static struct policy_paths paths;
 static char floor_path[PATH_MAX + 16], user_path[PATH_MAX + 16], project_path[PATH_MAX + 16];
@@ -44,7 +45,7 @@ static void setup(void)
                 cr_assert_eq(mkdir(at(dirs[i]), 0755), 0, "mkdir %s", dirs[i]);
         cr_assert_eq(symlink(at("outside"), at("roots/escape")), 0);
         cr_assert_eq(symlink(at("roots/a"), at("roots/inside")), 0);
-        snprintf(floor_path, sizeof(floor_path), "%s/floor.toml", T);
+        snprintf(floor_path, sizeof(floor_path), "%s/etc/floor.toml", T);
         snprintf(user_path, sizeof(user_path), "%s/user.toml", T);
         snprintf(project_path, sizeof(project_path), "%s/project.toml", T);
         snprintf(state_path, sizeof(state_path), "%s/state", T);
@@ -86,8 +87,12 @@ static void write_file(const char *path, const char *text)
 
 static void need_root(void)
 {
-        if (geteuid() != 0)
-                cr_skip_test("a floor file must be owned by root (CI runs as root)");
+        if (geteuid() == 0) {
+                cr_assert_eq(mkdir(at("etc"), 0755), 0);
+                return;
+        }
+        teardown(); /* a skipped test does not reach .fini */
+        cr_skip_test("a floor file must be owned by root (CI runs as root)");
 }
 
 static void load_ok(struct policy_config *c)
@@ -237,14 +242,14 @@ Test(policy_config, floor_empty_grant_roots_allow_no_user_root)
         policy_config_free(&c);
         write_file(user_path, "grant_roots = [\"@/home\"]\n");
         load_fails("user.toml:1:16: grant root '@/home' (resolved '@/home') is outside the grant "
-                   "roots of @/floor.toml (none)");
+                   "roots of @/etc/floor.toml (none)");
 }
 
 Test(policy_config, floor_unknown_key)
 {
         need_root();
         write_file(floor_path, "egress = false\n\n  grant_root = []\n");
-        load_fails("@/floor.toml:3:3: unknown key 'grant_root': expected one of grant_roots, "
+        load_fails("@/etc/floor.toml:3:3: unknown key 'grant_root': expected one of grant_roots, "
                    "never_grant, presets, egress, limits_best_effort");
 }
 
@@ -252,34 +257,37 @@ Test(policy_config, floor_wrong_types)
 {
         need_root();
         write_file(floor_path, "egress = \"yes\"\n");
-        load_fails("@/floor.toml:1:10: 'egress': expected a boolean, found a string");
+        load_fails("@/etc/floor.toml:1:10: 'egress': expected a boolean, found a string");
         write_file(floor_path, "limits_best_effort = 1\n");
-        load_fails("@/floor.toml:1:22: 'limits_best_effort': expected a boolean, found an integer");
+        load_fails(
+            "@/etc/floor.toml:1:22: 'limits_best_effort': expected a boolean, found an integer");
         write_file(floor_path, "grant_roots = \"/srv\"\n");
-        load_fails("@/floor.toml:1:15: 'grant_roots': expected an array, found a string");
+        load_fails("@/etc/floor.toml:1:15: 'grant_roots': expected an array, found a string");
         write_file(floor_path, "never_grant = [1, 2]\n");
-        load_fails("@/floor.toml:1:16: 'never_grant': expected an array of strings, found an "
+        load_fails("@/etc/floor.toml:1:16: 'never_grant': expected an array of strings, found an "
                    "integer");
         write_file(floor_path, "grant_roots = [\"/srv\", \"srv\"]\n");
-        load_fails("@/floor.toml:1:24: 'grant_roots': expected an absolute path, found 'srv'");
+        load_fails("@/etc/floor.toml:1:24: 'grant_roots': expected an absolute path, found 'srv'");
         write_file(floor_path, "grant_roots = [\"/srv/../etc\"]\n");
-        load_fails("@/floor.toml:1:16: 'grant_roots': expected a path without '..'");
+        load_fails("@/etc/floor.toml:1:16: 'grant_roots': expected a path without '..'");
         write_file(floor_path, "never_grant = [\"~/.netrc\"]\n");
-        load_fails("@/floor.toml:1:16: 'never_grant': expected an absolute path, found '~/.netrc'");
+        load_fails(
+            "@/etc/floor.toml:1:16: 'never_grant': expected an absolute path, found '~/.netrc'");
         write_file(floor_path, "presets = [\"dev\", \"huge\"]\n");
-        load_fails("@/floor.toml:1:19: 'presets': expected one of review, dev, build, auto, found "
-                   "'huge'");
+        load_fails(
+            "@/etc/floor.toml:1:19: 'presets': expected one of review, dev, build, auto, found "
+            "'huge'");
         write_file(floor_path, "presets = []\n");
-        load_fails("@/floor.toml:1:11: 'presets': expected at least one preset");
+        load_fails("@/etc/floor.toml:1:11: 'presets': expected at least one preset");
         write_file(floor_path, "[egress]\n");
-        load_fails("@/floor.toml:1:1: 'egress': expected a boolean, found a table");
+        load_fails("@/etc/floor.toml:1:1: 'egress': expected a boolean, found a table");
 }
 
 Test(policy_config, floor_bad_toml)
 {
         need_root();
         write_file(floor_path, "egress = false\negress = true\n");
-        load_fails("@/floor.toml:2:1:");
+        load_fails("@/etc/floor.toml:2:1:");
 }
 
 Test(policy_config, floor_owned_by_another_user_is_refused)
@@ -287,7 +295,7 @@ Test(policy_config, floor_owned_by_another_user_is_refused)
         need_root();
         write_file(floor_path, "egress = true\n");
         cr_assert_eq(chown(floor_path, 1234, 0), 0);
-        load_fails("@/floor.toml: owned by uid 1234, not root: refusing the floor");
+        load_fails("@/etc/floor.toml: owned by uid 1234, not root: refusing the floor");
 }
 
 Test(policy_config, floor_with_another_group_is_accepted)
@@ -305,14 +313,57 @@ Test(policy_config, floor_writable_by_others_is_refused)
 {
         need_root();
         write_mode(floor_path, 0646, "egress = true\n");
-        load_fails("@/floor.toml: writable by others (mode 0646): refusing the floor");
+        load_fails("@/etc/floor.toml: writable by others (mode 0646): refusing the floor");
 }
 
 Test(policy_config, floor_writable_by_its_group_is_refused)
 {
         need_root();
         write_mode(floor_path, 0664, "egress = true\n");
-        load_fails("@/floor.toml: writable by its group (mode 0664): refusing the floor");
+        load_fails("@/etc/floor.toml: writable by its group (mode 0664): refusing the floor");
+}
+
+Test(policy_config, floor_directory_owned_by_another_user_is_refused)
+{
+        /* Whoever owns the directory can delete the floor: refused even
+         * while the file is missing. */
+        need_root();
+        cr_assert_eq(chown(at("etc"), 1234, 0), 0);
+        load_fails("@/etc: the floor's directory is owned by uid 1234, not root: refusing the "
+                   "floor");
+        write_file(floor_path, "egress = true\n");
+        load_fails("@/etc: the floor's directory is owned by uid 1234");
+}
+
+Test(policy_config, floor_directory_writable_by_others_is_refused_unless_sticky)
+{
+        need_root();
+        write_file(floor_path, "egress = true\n");
+        cr_assert_eq(chmod(at("etc"), 0777), 0);
+        load_fails("@/etc: the floor's directory is writable by others (mode 0777): refusing "
+                   "the floor");
+        cr_assert_eq(chmod(at("etc"), 0775), 0);
+        load_fails("@/etc: the floor's directory is writable by its group (mode 0775)");
+        cr_assert_eq(chmod(at("etc"), 01777), 0);
+        struct policy_config c = {0};
+        load_ok(&c);
+        cr_assert(c.egress_allowed);
+        policy_config_free(&c);
+}
+
+Test(policy_config, floor_without_its_directory_is_the_built_in_floor)
+{
+        char floor[PATH_MAX + 32];
+        snprintf(floor, sizeof(floor), "%s/no-such-dir/floor.toml", T);
+        paths.floor = floor;
+        struct policy_config c = {0};
+        load_ok(&c);
+        assert_strv(c.grant_roots,
+                    (const char *const[]){"@/home", "/srv", "/opt", "/mnt", "/media", NULL});
+        policy_config_free(&c);
+        write_file(project_path, "[egress]\nenabled = true\n");
+        load_fails("egress is not allowed by the built-in floor (@/no-such-dir/floor.toml is "
+                   "absent)");
 }
 
 Test(policy_config, floor_symlink_is_refused)
@@ -320,14 +371,14 @@ Test(policy_config, floor_symlink_is_refused)
         need_root();
         write_file(at("real-floor.toml"), "egress = true\n");
         cr_assert_eq(symlink(at("real-floor.toml"), floor_path), 0);
-        load_fails("@/floor.toml: is a symbolic link");
+        load_fails("@/etc/floor.toml: is a symbolic link");
 }
 
 Test(policy_config, floor_not_a_regular_file_is_refused)
 {
         need_root();
         cr_assert_eq(mkfifo(floor_path, 0600), 0);
-        load_fails("@/floor.toml: not a regular file");
+        load_fails("@/etc/floor.toml: not a regular file");
 }
 
 Test(policy_config, user_every_key)
@@ -358,8 +409,9 @@ Test(policy_config, user_empty_roots_and_no_preset)
 Test(policy_config, user_root_outside_the_floor_is_refused)
 {
         write_file(user_path, "grant_roots = [\n  \"@/home\",\n  \"@/outside\",\n]\n");
-        load_fails("@/user.toml:3:3: grant root '@/outside' (resolved '@/outside') is outside "
-                   "the grant roots of the built-in floor (@/floor.toml is absent) (@/home, /srv");
+        load_fails(
+            "@/user.toml:3:3: grant root '@/outside' (resolved '@/outside') is outside "
+            "the grant roots of the built-in floor (@/etc/floor.toml is absent) (@/home, /srv");
 }
 
 Test(policy_config, user_root_escaping_through_a_symlink_is_refused)
@@ -373,7 +425,7 @@ Test(policy_config, user_root_escaping_through_a_symlink_is_refused)
         policy_config_free(&c);
         write_file(user_path, "grant_roots = [\"@/roots/a\",\n\"@/roots/escape\"]\n");
         load_fails("@/user.toml:2:1: grant root '@/roots/escape' (resolved '@/outside') is "
-                   "outside the grant roots of @/floor.toml (@/roots)");
+                   "outside the grant roots of @/etc/floor.toml (@/roots)");
 }
 
 Test(policy_config, floor_root_through_a_symlink_holds_its_target)
@@ -424,7 +476,7 @@ Test(policy_config, user_preset_must_be_allowed_by_the_floor)
         cr_assert_str_eq(c.preset, "review");
         policy_config_free(&c);
         write_file(user_path, "preset = \"build\"\n");
-        load_fails("@/user.toml:1:10: preset 'build' is not allowed by @/floor.toml (allowed: "
+        load_fails("@/user.toml:1:10: preset 'build' is not allowed by @/etc/floor.toml (allowed: "
                    "review, dev)");
 }
 
@@ -468,7 +520,7 @@ Test(policy_config, project_egress_needs_the_floor)
 {
         write_file(project_path, "[egress]\nenabled = true\n");
         load_fails("@/project.toml:2:11: egress.enabled: egress is not allowed by the built-in "
-                   "floor (@/floor.toml is absent)");
+                   "floor (@/etc/floor.toml is absent)");
 }
 
 Test(policy_config, project_egress_where_the_floor_allows_it)
@@ -483,7 +535,8 @@ Test(policy_config, project_egress_where_the_floor_allows_it)
         assert_strv(c.egress_deny, (const char *const[]){"10.0.0.0/8", NULL});
         policy_config_free(&c);
         write_file(floor_path, "egress = false\n");
-        load_fails("@/project.toml:2:11: egress.enabled: egress is not allowed by @/floor.toml");
+        load_fails(
+            "@/project.toml:2:11: egress.enabled: egress is not allowed by @/etc/floor.toml");
 }
 
 Test(policy_config, project_egress_bad_keys)
@@ -567,8 +620,9 @@ Test(policy_config, project_preset_must_be_allowed_by_the_floor)
         need_root();
         write_file(floor_path, "presets = [\"review\"]\n");
         write_file(project_path, "\n\npreset = \"auto\"\n");
-        load_fails("@/project.toml:3:10: preset 'auto' is not allowed by @/floor.toml (allowed: "
-                   "review)");
+        load_fails(
+            "@/project.toml:3:10: preset 'auto' is not allowed by @/etc/floor.toml (allowed: "
+            "review)");
 }
 
 Test(policy_config, absent_user_and_project_keep_the_floor)
