@@ -12,6 +12,12 @@
  *   egress             = false
  *   limits_best_effort = false
  *
+ * The floor is read only when it and its directory are owned by root and
+ * writable by nobody else (a sticky directory aside), and not through a
+ * symlink. A user's grant roots must exist and are kept resolved. With no
+ * preset chosen, "dev" applies, or the floor's first preset where the floor
+ * does not allow "dev".
+ *
  * A project may write an [egress] table (enabled, allow, deny): enabling it
  * where the floor forbids egress is refused here; the rules are kept as
  * written for the network code to validate. [ingress] is refused as not

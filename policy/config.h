@@ -28,11 +28,11 @@ struct policy_paths {
 };
 
 struct policy_config {
-        char **grant_roots;      /* effective roots: the user's, each within the floor's */
-        char **never;            /* never-granted: the defaults plus the floor's */
-        char **presets_allowed;  /* by the floor; NULL-terminated, all presets when absent */
-        char *preset;            /* the project's, else the user's default, else "dev"; allowed */
-        bool egress_allowed;     /* the floor lets projects enable egress */
+        char **grant_roots;     /* effective roots: the user's, each within the floor's */
+        char **never;           /* never-granted: the defaults plus the floor's */
+        char **presets_allowed; /* by the floor; NULL-terminated, all presets when absent */
+        char *preset;        /* the project's, else the user's, else "dev" or the floor's first */
+        bool egress_allowed; /* the floor lets projects enable egress */
         bool limits_best_effort; /* the floor lets limits be best-effort where not enforceable */
         struct grant_request *grants; /* the project's [[grant]] tables, origin "FILE:L:C" */
         size_t n_grants;
