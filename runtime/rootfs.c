@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -47,6 +48,31 @@ static int rootfs_propagation(const struct spec *spec, unsigned long *prop, stru
         return 0;
 }
 
+/* The rootfs's topmost mount. A lookup of "/" stops at the process's root
+ * and never reaches the bind rootfs_prepare stacks on it; "/.." does. */
+static int open_rootfs(const char *rootfs)
+{
+        return open(strcmp(rootfs, "/") == 0 ? "/.." : rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* A read-only root covers the mounts below the rootfs too (the host's / as
+ * a rootfs brings all of the host's): they are made read-only in the clone
+ * now, the rootfs mount itself only by rootfs_finalize, once the mounts of
+ * config.json have their mount points. */
+static int readonly_below(int tree, int before, struct umw_error **err)
+{
+        struct statvfs sv;
+        if (fstatvfs(before, &sv) < 0)
+                return umw_fail_errno(err, "statvfs rootfs");
+        struct mount_attr set = {.attr_set = MOUNT_ATTR_RDONLY};
+        struct mount_attr clr = {.attr_clr = MOUNT_ATTR_RDONLY};
+        if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &set, sizeof(set)) < 0 ||
+            (!(sv.f_flag & ST_RDONLY) &&
+             mount_setattr(tree, "", AT_EMPTY_PATH, &clr, sizeof(clr)) < 0))
+                return umw_fail_errno(err, "make the mounts below the rootfs read-only");
+        return 0;
+}
+
 int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
                    struct umw_error **err)
 {
@@ -67,9 +93,11 @@ int rootfs_prepare(const struct spec *spec, const char *rootfs, int *rootfs_fd,
             before, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (tree < 0)
                 return umw_fail_errno(err, "bind rootfs %s", rootfs);
+        if (spec->root_readonly && (r = readonly_below(tree, before, err)) < 0)
+                return r;
         if (move_mount(tree, "", before, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
                 return umw_fail_errno(err, "bind rootfs %s onto itself", rootfs);
-        int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = open_rootfs(rootfs);
         if (fd < 0)
                 return umw_fail_errno(err, "open rootfs %s", rootfs);
         *rootfs_fd = fd;
@@ -108,7 +136,7 @@ static int move_to_root(int rootfs_fd, struct umw_error **err)
 
 int rootfs_pivot(const char *rootfs, bool no_pivot, struct umw_error **err)
 {
-        _cleanup_close_ int fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd = open_rootfs(rootfs);
         if (fd < 0)
                 return umw_fail_errno(err, "open rootfs %s", rootfs);
         if (fchdir(fd) < 0)

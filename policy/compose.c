@@ -1,0 +1,496 @@
+/* compose: the closed default as an OCI config.json. Everything the sandbox
+ * gets is written here as a mount, a namespace or an empty set; the runtime
+ * builds it with the same code that serves podman. */
+#include "compose.h"
+#include "grants.h"
+#include "presets.h"
+#include "seccomp_profile.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* Names a caller's variable may carry in whatever the project says: the
+ * agent-relay, session-bus and engine sockets, and anything named like a
+ * credential. env_extra cannot let these in: a project file is written by
+ * whoever controls the workspace, which may be the agent itself. */
+static const char *const never_names[] = {"SSH_AUTH_SOCK",
+                                          "SSH_AGENT_PID",
+                                          "GPG_AGENT_INFO",
+                                          "DBUS_SESSION_BUS_ADDRESS",
+                                          "XDG_RUNTIME_DIR",
+                                          "KRB5CCNAME",
+                                          "KUBECONFIG",
+                                          "DOCKER_HOST",
+                                          "DOCKER_AUTH_CONFIG",
+                                          "CONTAINER_HOST",
+                                          "GOOGLE_APPLICATION_CREDENTIALS",
+                                          "NETRC",
+                                          NULL};
+static const char *const never_prefixes[] = {"AWS_", "AZURE_", "GOOGLE_", "VAULT_", NULL};
+static const char *const never_infixes[] = {"TOKEN",  "SECRET",  "PASSWORD", "PASSWD", "CREDENTIAL",
+                                            "APIKEY", "API_KEY", "PRIVATE",  NULL};
+static const char *const never_suffixes[] = {"_KEY", "_PASS", "_AUTH", "_PAT", NULL};
+
+static const char *const allowed_names[] = {"PATH", "TERM", "LANG", "HOME", "USER", "SHELL", NULL};
+
+static bool in_list(const char *name, size_t len, const char *const *list)
+{
+        for (; list && *list; list++)
+                if (strlen(*list) == len && strncmp(*list, name, len) == 0)
+                        return true;
+        return false;
+}
+
+static bool has_prefix(const char *name, size_t len, const char *prefix)
+{
+        size_t n = strlen(prefix);
+        return len >= n && strncasecmp(name, prefix, n) == 0;
+}
+
+static bool has_suffix(const char *name, size_t len, const char *suffix)
+{
+        size_t n = strlen(suffix);
+        return len >= n && strncasecmp(name + len - n, suffix, n) == 0;
+}
+
+static bool has_infix(const char *name, size_t len, const char *infix)
+{
+        for (size_t i = 0; i < len; i++)
+                if (has_prefix(name + i, len - i, infix))
+                        return true;
+        return false;
+}
+
+static bool is_credential(const char *name, size_t len)
+{
+        if (in_list(name, len, never_names))
+                return true;
+        for (const char *const *p = never_prefixes; *p; p++)
+                if (has_prefix(name, len, *p))
+                        return true;
+        for (const char *const *p = never_infixes; *p; p++)
+                if (has_infix(name, len, *p))
+                        return true;
+        for (const char *const *p = never_suffixes; *p; p++)
+                if (has_suffix(name, len, *p))
+                        return true;
+        return false;
+}
+
+bool compose_env_allowed(const char *entry, const char *const *extra)
+{
+        const char *eq = strchr(entry, '=');
+        if (!eq || eq == entry)
+                return false;
+        size_t len = (size_t)(eq - entry);
+        if (is_credential(entry, len))
+                return false;
+        return in_list(entry, len, allowed_names) || (len > 3 && strncmp(entry, "LC_", 3) == 0) ||
+               in_list(entry, len, extra);
+}
+
+/* ------------------------------------------------------------ JSON helpers */
+
+static void gen_strv(yajl_gen g, const char *key, const char *const *v)
+{
+        umw_jgen_key(g, key);
+        yajl_gen_array_open(g);
+        for (; v && *v; v++)
+                umw_jgen_str(g, *v);
+        yajl_gen_array_close(g);
+}
+
+/* A parsed tree written back, for the parts other modules render as text. */
+static void gen_value(yajl_gen g, yajl_val v)
+{
+        if (YAJL_IS_OBJECT(v)) {
+                yajl_gen_map_open(g);
+                for (size_t i = 0; i < v->u.object.len; i++) {
+                        umw_jgen_key(g, v->u.object.keys[i]);
+                        gen_value(g, v->u.object.values[i]);
+                }
+                yajl_gen_map_close(g);
+        } else if (YAJL_IS_ARRAY(v)) {
+                yajl_gen_array_open(g);
+                for (size_t i = 0; i < v->u.array.len; i++)
+                        gen_value(g, v->u.array.values[i]);
+                yajl_gen_array_close(g);
+        } else if (YAJL_IS_STRING(v)) {
+                umw_jgen_str(g, v->u.string);
+        } else if (YAJL_IS_NUMBER(v)) {
+                yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+        } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+                yajl_gen_bool(g, YAJL_IS_TRUE(v));
+        } else {
+                yajl_gen_null(g);
+        }
+}
+
+static int gen_embedded(yajl_gen g, const char *key, char *text, const char *what,
+                        struct umw_error **err)
+{
+        _cleanup_free_ char *owned = text;
+        if (!owned)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "compose: cannot render the %s",
+                                what);
+        yajl_val tree;
+        int r = umw_json_parse(owned, what, &tree, err);
+        if (r < 0)
+                return r;
+        umw_jgen_key(g, key);
+        gen_value(g, tree);
+        yajl_tree_free(tree);
+        return 0;
+}
+
+static void gen_mount(yajl_gen g, const char *dest, const char *type, const char *source,
+                      const char *const *options)
+{
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "destination", dest);
+        umw_jgen_key_str(g, "type", type);
+        umw_jgen_key_str(g, "source", source);
+        gen_strv(g, "options", options);
+        yajl_gen_map_close(g);
+}
+
+static void gen_bind(yajl_gen g, const char *path, bool dir, bool ro)
+{
+        const char *const opts[] = {dir ? "rbind" : "bind", ro ? "ro" : "rw", "nosuid", "nodev",
+                                    NULL};
+        gen_mount(g, path, "bind", path, opts);
+}
+
+/* ------------------------------------------------------------ mounts */
+
+static const char *const tmpfs_sticky[] = {"nosuid", "nodev", "mode=1777", NULL};
+static const char *const tmpfs_shut[] = {"nosuid", "nodev", "noexec", "mode=755", "size=64k", NULL};
+
+/* The kernel's and the host's filesystems, new or read-only, and the places
+ * the host keeps people's files and sockets, hidden under empty tmpfs: /run
+ * covers /run/user and the engines' sockets (/var/run is a link to it). */
+static void gen_system_mounts(yajl_gen g)
+{
+        gen_mount(g, "/proc", "proc", "proc",
+                  (const char *const[]){"nosuid", "noexec", "nodev", NULL});
+        gen_mount(g, "/dev", "tmpfs", "tmpfs",
+                  (const char *const[]){"nosuid", "noexec", "strictatime", "mode=755",
+                                        "size=65536k", NULL});
+        gen_mount(g, "/dev/pts", "devpts", "devpts",
+                  (const char *const[]){"nosuid", "noexec", "newinstance", "ptmxmode=0666",
+                                        "mode=0620", NULL});
+        gen_mount(
+            g, "/dev/shm", "tmpfs", "shm",
+            (const char *const[]){"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL});
+        gen_mount(g, "/dev/mqueue", "mqueue", "mqueue",
+                  (const char *const[]){"nosuid", "noexec", "nodev", NULL});
+        gen_mount(g, "/sys", "sysfs", "sysfs",
+                  (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
+        gen_mount(g, "/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
+        gen_mount(g, "/var/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
+        gen_mount(g, "/run", "tmpfs", "tmpfs", tmpfs_shut);
+        gen_mount(g, "/home", "tmpfs", "tmpfs", tmpfs_shut);
+        gen_mount(g, "/root", "tmpfs", "tmpfs",
+                  (const char *const[]){"nosuid", "nodev", "noexec", "mode=700", "size=64k", NULL});
+}
+
+static void gen_home(yajl_gen g, const struct compose_input *in)
+{
+        char uid[32], gid[32];
+        snprintf(uid, sizeof(uid), "uid=%u", (unsigned)in->uid);
+        snprintf(gid, sizeof(gid), "gid=%u", (unsigned)in->gid);
+        gen_mount(g, in->home, "tmpfs", "tmpfs",
+                  (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
+}
+
+/* Whether path lies strictly below dir. */
+static bool strictly_below(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        if (n == 1)
+                return path[1] != '\0';
+        return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* inside: the grants below the workspace (mounted after it, so they are not
+ * covered by it) or the others (before it, so a grant of one of its parents
+ * does not cover it). */
+static void gen_grants(yajl_gen g, const struct compose_input *in, bool inside)
+{
+        for (size_t i = 0; in->grants && i < in->grants->len; i++) {
+                const struct grant *gr = &in->grants->items[i];
+                if (strictly_below(gr->path, in->workspace) == inside)
+                        gen_bind(g, gr->path, !gr->is_file, gr->mode == GRANT_RO);
+        }
+}
+
+/* Files in the workspace through which the host runs code later: git's
+ * config and hooks, the project's own policy, editors' task and launch
+ * settings, shell and direnv start-up files. */
+static const char *const protected_entries[] = {
+    ".umwelt.toml", ".gitmodules", ".vscode",       ".idea",       ".devcontainer",
+    ".envrc",       ".bashrc",     ".bash_profile", ".bash_login", ".bash_logout",
+    ".profile",     ".zshrc",      ".zshenv",       ".zprofile",   ".zlogin",
+    ".zlogout",     ".cshrc",      ".tcshrc",       ".kshrc",      NULL};
+
+static const char *const ro_empty_dir[] = {"ro",       "nosuid",  "nodev", "noexec",
+                                           "mode=555", "size=4k", NULL};
+
+struct ws {
+        int fd;
+        const char *path;
+};
+
+/* How name in the workspace is: 0 absent, S_IFDIR, S_IFREG; a symlink or
+ * another type is refused, since a bind would follow it out of the place the
+ * host later reads. */
+static int entry_type(const struct ws *ws, const char *name, mode_t *type, struct umw_error **err)
+{
+        struct stat st;
+        *type = 0;
+        if (fstatat(ws->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "stat %s/%s", ws->path, name);
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s/%s: expected a file or directory that can be made read-only, "
+                                "found a %s",
+                                ws->path, name,
+                                S_ISLNK(st.st_mode) ? "symbolic link" : "special file");
+        *type = st.st_mode & S_IFMT;
+        return 0;
+}
+
+static int protect_entry(yajl_gen g, const struct ws *ws, const char *name, bool placeholder,
+                         struct umw_error **err)
+{
+        mode_t type;
+        int r = entry_type(ws, name, &type, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/%s", ws->path, name) < 0)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        if (type)
+                gen_bind(g, path, type == S_IFDIR, true);
+        else if (placeholder)
+                gen_mount(g, path, "tmpfs", "tmpfs", ro_empty_dir);
+        return 0;
+}
+
+/* A repository's config and hooks read-only (an absent hooks directory
+ * becomes an empty read-only one, as git init would have made it). A .git
+ * that is not a repository with a config, absent ones included, is covered
+ * by an empty read-only directory, so no repository can be planted there.
+ * Trade-off: the runtime creates that mount point through the workspace
+ * bind, so an absent .git is left behind on the host as an empty directory;
+ * git's discovery passes over it (it is no repository), and the next
+ * sandbox covers it again. A .git file (a worktree's pointer) is bound
+ * read-only itself, so it cannot be pointed at a planted directory. */
+static int protect_git(yajl_gen g, const struct ws *ws, struct umw_error **err)
+{
+        mode_t git, head, config;
+        int r;
+        if ((r = entry_type(ws, ".git", &git, err)) < 0)
+                return r;
+        if (git == S_IFREG)
+                return protect_entry(g, ws, ".git", false, err);
+        head = config = 0;
+        if (git == S_IFDIR && ((r = entry_type(ws, ".git/HEAD", &head, err)) < 0 ||
+                               (r = entry_type(ws, ".git/config", &config, err)) < 0))
+                return r;
+        if (head != S_IFREG || config != S_IFREG)
+                return protect_entry(g, ws, ".git", true, err);
+        if ((r = protect_entry(g, ws, ".git/config", false, err)) < 0)
+                return r;
+        return protect_entry(g, ws, ".git/hooks", true, err);
+}
+
+static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        _cleanup_close_ int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "open workspace %s", in->workspace);
+        struct ws ws = {.fd = fd, .path = in->workspace};
+        gen_bind(g, in->workspace, true, false);
+        gen_grants(g, in, true);
+        int r = protect_git(g, &ws, err);
+        for (const char *const *p = protected_entries; r >= 0 && *p; p++)
+                r = protect_entry(g, &ws, *p, false, err);
+        return r;
+}
+
+static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        umw_jgen_key(g, "mounts");
+        yajl_gen_array_open(g);
+        gen_system_mounts(g);
+        gen_home(g, in);
+        gen_grants(g, in, false);
+        int r = gen_workspace(g, in, err);
+        yajl_gen_array_close(g);
+        return r;
+}
+
+/* ------------------------------------------------------------ process */
+
+static void gen_env(yajl_gen g, const struct compose_input *in)
+{
+        umw_jgen_key(g, "env");
+        yajl_gen_array_open(g);
+        for (const char *const *e = in->env; e && *e; e++)
+                if (strncmp(*e, "HOME=", 5) != 0 && compose_env_allowed(*e, in->env_extra))
+                        umw_jgen_str(g, *e);
+        _cleanup_free_ char *home = NULL;
+        if (asprintf(&home, "HOME=%s", in->home) >= 0)
+                umw_jgen_str(g, home);
+        yajl_gen_array_close(g);
+}
+
+static void gen_process(yajl_gen g, const struct compose_input *in)
+{
+        umw_jgen_key(g, "process");
+        yajl_gen_map_open(g);
+        umw_jgen_key_bool(g, "terminal", in->terminal);
+        umw_jgen_key(g, "user");
+        yajl_gen_map_open(g);
+        umw_jgen_key_int(g, "uid", in->uid);
+        umw_jgen_key_int(g, "gid", in->gid);
+        yajl_gen_map_close(g);
+        gen_strv(g, "args", in->args);
+        gen_env(g, in);
+        umw_jgen_key_str(g, "cwd", in->workspace);
+        umw_jgen_key(g, "capabilities");
+        yajl_gen_map_open(g);
+        static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
+                                           "ambient"};
+        for (size_t i = 0; i < ARRAY_SIZE(sets); i++)
+                gen_strv(g, sets[i], NULL);
+        yajl_gen_map_close(g);
+        umw_jgen_key_bool(g, "noNewPrivileges", true);
+        yajl_gen_map_close(g);
+}
+
+/* ------------------------------------------------------------ linux */
+
+static void gen_idmap(yajl_gen g, const char *key, unsigned id)
+{
+        umw_jgen_key(g, key);
+        yajl_gen_array_open(g);
+        yajl_gen_map_open(g);
+        umw_jgen_key_int(g, "containerID", id);
+        umw_jgen_key_int(g, "hostID", id);
+        umw_jgen_key_int(g, "size", 1);
+        yajl_gen_map_close(g);
+        yajl_gen_array_close(g);
+}
+
+static void gen_namespaces(yajl_gen g, const struct compose_input *in)
+{
+        static const char *const types[] = {"pid", "network", "ipc", "uts", "mount", "cgroup"};
+        umw_jgen_key(g, "namespaces");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < ARRAY_SIZE(types) + in->user_namespace; i++) {
+                yajl_gen_map_open(g);
+                umw_jgen_key_str(g, "type", i < ARRAY_SIZE(types) ? types[i] : "user");
+                yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+        if (in->user_namespace) {
+                gen_idmap(g, "uidMappings", (unsigned)in->uid);
+                gen_idmap(g, "gidMappings", (unsigned)in->gid);
+        }
+}
+
+/* The kernel's interfaces that tell about or act on the host, and the host's
+ * secrets in /etc. A fixed list: the runtime skips the ones a host lacks. */
+static const char *const masked_paths[] = {"/proc/acpi",
+                                           "/proc/kcore",
+                                           "/proc/keys",
+                                           "/proc/latency_stats",
+                                           "/proc/timer_list",
+                                           "/proc/timer_stats",
+                                           "/proc/sched_debug",
+                                           "/proc/scsi",
+                                           "/sys/firmware",
+                                           "/sys/fs/selinux",
+                                           "/sys/dev/block",
+                                           "/etc/shadow",
+                                           "/etc/shadow-",
+                                           "/etc/gshadow",
+                                           "/etc/gshadow-",
+                                           "/etc/security/opasswd",
+                                           "/etc/ssh/ssh_host_rsa_key",
+                                           "/etc/ssh/ssh_host_dsa_key",
+                                           "/etc/ssh/ssh_host_ecdsa_key",
+                                           "/etc/ssh/ssh_host_ed25519_key",
+                                           NULL};
+static const char *const readonly_paths[] = {
+    "/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+
+static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        umw_jgen_key(g, "linux");
+        yajl_gen_map_open(g);
+        gen_namespaces(g, in);
+        int r = gen_embedded(g, "resources", preset_resources_json(in->preset), "preset resources",
+                             err);
+        if (r >= 0)
+                r = gen_embedded(g, "seccomp", seccomp_profile_json(), "seccomp profile", err);
+        gen_strv(g, "maskedPaths", masked_paths);
+        gen_strv(g, "readonlyPaths", readonly_paths);
+        yajl_gen_map_close(g);
+        return r;
+}
+
+/* ------------------------------------------------------------ document */
+
+static int check_input(const struct compose_input *in, struct umw_error **err)
+{
+        const char *bad = !in->workspace || in->workspace[0] != '/' ? "workspace: an absolute path"
+                          : !in->home || in->home[0] != '/'         ? "home: an absolute path"
+                          : !in->rootfs || !in->rootfs[0]           ? "rootfs: a directory"
+                          : !in->hostname || !in->hostname[0]       ? "hostname: a name"
+                          : !in->args || !in->args[0]               ? "args: a command"
+                          : !in->preset                             ? "preset: a resolved preset"
+                                                                    : NULL;
+        if (bad)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "compose: expected %s", bad);
+        return 0;
+}
+
+int compose_config(const struct compose_input *in, char **json, struct umw_error **err)
+{
+        int r = check_input(in, err);
+        if (r < 0)
+                return r;
+        yajl_gen g = umw_jgen_new(true);
+        if (!g)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "ociVersion", "1.0.2");
+        umw_jgen_key(g, "root");
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "path", in->rootfs);
+        umw_jgen_key_bool(g, "readonly", true);
+        yajl_gen_map_close(g);
+        umw_jgen_key_str(g, "hostname", in->hostname);
+        gen_process(g, in);
+        r = gen_mounts(g, in, err);
+        if (r >= 0)
+                r = gen_linux(g, in, err);
+        yajl_gen_map_close(g);
+        _cleanup_free_ char *text = umw_jgen_finish(g, NULL);
+        if (r < 0)
+                return umw_error_prefix(err, "compose %s", in->workspace);
+        if (!text)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        *json = TAKE_PTR(text);
+        return 0;
+}

@@ -1,0 +1,37 @@
+/* compose: policy -> the OCI config.json of a sandbox. The closed default
+ * (DESIGN.md "Data flow", issue 4 "The closed default") with the grants and
+ * preset on top. Pure: it returns a document; the runtime builds it. */
+#ifndef UMW_POLICY_COMPOSE_H
+#define UMW_POLICY_COMPOSE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct grant_list;
+struct preset;
+struct umw_error;
+
+struct compose_input {
+        const struct grant_list *grants;   /* resolved, parents first */
+        const struct preset *preset;       /* resolved and capped */
+        const char *workspace;             /* absolute, resolved project directory */
+        const char *rootfs;                /* "/" for the embedded default, or --rootfs DIR */
+        const char *hostname;              /* "umwelt-<project>" */
+        uid_t uid;                         /* identity inside: the invoking user's */
+        gid_t gid;
+        bool user_namespace;               /* rootless: map uid/gid to themselves */
+        const char *home;                  /* $HOME inside: a fresh tmpfs there */
+        const char *const *env;            /* the caller's environment (NULL-terminated) */
+        const char *const *env_extra;      /* names the project passes in (NULL-terminated) */
+        const char *const *args;           /* the command (NULL-terminated, non-empty) */
+        bool terminal;
+};
+
+/* A malloc'd config.json. */
+int compose_config(const struct compose_input *in, char **json, struct umw_error **err);
+/* Whether the caller's variable NAME=VALUE may enter a sandbox: PATH, TERM,
+ * LANG, LC_*, HOME, USER, SHELL and the project's extras, never a
+ * credential (SSH_AUTH_SOCK, *_TOKEN, *_KEY, AWS_*, ...). */
+bool compose_env_allowed(const char *entry, const char *const *extra);
+
+#endif

@@ -1,0 +1,141 @@
+/* compose-config: prints the config.json policy/compose makes for a
+ * workspace, so compose.sh can run it with the runtime.
+ *
+ * compose-config [-u UID] [-g GID] [-U] [-H HOME] [-n HOSTNAME] [-r ROOTFS]
+ *                [-p PRESET] [-e NAME]... [-G PATH[:ro|:rw]]... WORKSPACE CMD [ARG...]
+ *
+ * -U gives a user namespace; -e passes a variable of the caller's
+ * environment; -G grants a path (grant roots: all of /). */
+#include "policy/compose.h"
+#include "policy/grants.h"
+#include "policy/presets.h"
+#include "src/common/error.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_LIST 32
+
+extern char **environ;
+
+struct opts {
+        struct compose_input in;
+        const char *preset;
+        const char *extra[MAX_LIST + 1];
+        struct grant_request grants[MAX_LIST];
+        size_t n_extra, n_grants;
+};
+
+static void usage(void)
+{
+        fprintf(stderr, "usage: compose-config [-u UID] [-g GID] [-U] [-H HOME] [-n HOSTNAME] "
+                        "[-r ROOTFS] [-p PRESET] [-e NAME]... [-G PATH[:ro|:rw]]... WORKSPACE "
+                        "CMD [ARG...]\n");
+        exit(2);
+}
+
+static void add_grant(struct opts *o, char *arg)
+{
+        if (o->n_grants == MAX_LIST)
+                usage();
+        char *colon = strrchr(arg, ':');
+        if (colon)
+                *colon = '\0';
+        o->grants[o->n_grants++] =
+            (struct grant_request){.path = arg, .mode = colon ? colon + 1 : NULL, .origin = "-G"};
+}
+
+static void parse(struct opts *o, int argc, char **argv)
+{
+        int c;
+        while ((c = getopt(argc, argv, "+u:g:UH:n:r:p:e:G:")) != -1) {
+                switch (c) {
+                case 'u':
+                        o->in.uid = (uid_t)strtoul(optarg, NULL, 10);
+                        break;
+                case 'g':
+                        o->in.gid = (gid_t)strtoul(optarg, NULL, 10);
+                        break;
+                case 'U':
+                        o->in.user_namespace = true;
+                        break;
+                case 'H':
+                        o->in.home = optarg;
+                        break;
+                case 'n':
+                        o->in.hostname = optarg;
+                        break;
+                case 'r':
+                        o->in.rootfs = optarg;
+                        break;
+                case 'p':
+                        o->preset = optarg;
+                        break;
+                case 'e':
+                        if (o->n_extra == MAX_LIST)
+                                usage();
+                        o->extra[o->n_extra++] = optarg;
+                        break;
+                case 'G':
+                        add_grant(o, optarg);
+                        break;
+                default:
+                        usage();
+                }
+        }
+        if (argc - optind < 2)
+                usage();
+        o->in.workspace = argv[optind];
+        o->in.args = (const char *const *)&argv[optind + 1];
+}
+
+static int compose(struct opts *o, struct umw_error **err)
+{
+        struct machine_size m;
+        struct preset preset;
+        struct grant_list grants = {0};
+        static const char *const roots[] = {"/", NULL}, *const never[] = {NULL};
+        const struct grant_policy policy = {.roots = roots, .never = never};
+        int r = machine_size_read(&m, err);
+        if (r >= 0)
+                r = preset_resolve(o->preset, &m, &preset, err);
+        if (r >= 0)
+                r = grants_resolve(&policy, o->grants, o->n_grants, &grants, NULL, err);
+        if (r < 0)
+                return r;
+        o->in.preset = &preset;
+        o->in.grants = &grants;
+        char *json = NULL;
+        r = compose_config(&o->in, &json, err);
+        grant_list_free(&grants);
+        if (r < 0)
+                return r;
+        r = puts(json) < 0 || fflush(stdout) != 0 ? umw_fail_errno(err, "write") : 0;
+        free(json);
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        struct opts o = {
+            .in = {.uid = getuid(),
+                   .gid = getgid(),
+                   .home = "/home/sandbox",
+                   .hostname = "umwelt-test",
+                   .rootfs = "/",
+                   .env = (const char *const *)environ},
+            .preset = "dev",
+        };
+        parse(&o, argc, argv);
+        o.in.env_extra = o.extra;
+        struct umw_error *err = NULL;
+        if (compose(&o, &err) < 0) {
+                fprintf(stderr, "compose-config: %s\n", err->msg);
+                umw_error_free(err);
+                return 1;
+        }
+        return 0;
+}
