@@ -60,12 +60,24 @@ static int run_hooks_inside(const struct init_args *a, enum spec_hook_kind kind,
         return hooks_run(&a->spec->hooks[kind], name, json, len, err);
 }
 
-static int become_root_in_userns(struct umw_error **err)
+static bool maps_zero(const struct spec_idmap *maps, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (maps[i].container_id == 0 && maps[i].size > 0)
+                        return true;
+        return false;
+}
+
+static int become_root_in_userns(const struct spec *spec, struct umw_error **err)
 {
         /* The maps are written: take uid/gid 0 of the new namespace so files
-         * created while building the rootfs belong to its root. */
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
-                return umw_fail_errno(err, "become root in the user namespace (is 0 mapped?)");
+         * created while building the rootfs belong to its root. A namespace
+         * without a 0 (a sandbox maps only its user, to itself) keeps the
+         * creator's ids, mapped there, and the namespace's capabilities. */
+        if (maps_zero(spec->gid_mappings, spec->n_gid_mappings) && setresgid(0, 0, 0) < 0)
+                return umw_fail_errno(err, "become gid 0 in the user namespace");
+        if (maps_zero(spec->uid_mappings, spec->n_uid_mappings) && setresuid(0, 0, 0) < 0)
+                return umw_fail_errno(err, "become uid 0 in the user namespace");
         return 0;
 }
 
@@ -199,7 +211,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
         if (r < 0)
                 return r;
         *host_pid = pid;
-        if (a->new_userns && (r = become_root_in_userns(err)) < 0)
+        if (a->new_userns && (r = become_root_in_userns(a->spec, err)) < 0)
                 return r;
         /* Until READY the init dies with a create that is killed, even while
          * it runs createContainer hooks; armed after the uid change, which

@@ -10,17 +10,19 @@
 t_require_root
 COMPOSE=$UMW_BUILDDIR/tests/integration/helpers/compose-config
 [[ -x $COMPOSE ]] || t_bail "$COMPOSE missing (make check builds it)"
-WRAP=()
 t_setup
+WRAP=()
+RTARGS=(--root "$T_ROOT")
 
-# What the sandbox reports, one NAME=VALUE a line. $1: the workspace.
+# What the sandbox reports, one NAME=VALUE a line. $1: the workspace. No
+# /dev/null: a rootless sandbox has the host's, whose mode is the host's.
 read -r -d '' REPORT <<'EOF'
 ws=$1
-w() { if (: >"$1") 2>/dev/null; then echo "$2=writable"; else echo "$2=readonly"; fi; }
+w() { if (: >"$1") 2>&-; then echo "$2=writable"; else echo "$2=readonly"; fi; }
 echo "uid=$(id -u) gid=$(id -g)"
 echo "ifaces=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ,)"
 echo "home=$(ls -A /home | tr '\n' ,)"
-echo "root=$(ls -A /root 2>/dev/null | tr '\n' ,)"
+echo "root=$(ls -A /root 2>&- | tr '\n' ,)"
 echo "runuser=$(ls -A /run/user 2>&1 | tr '\n' ,)"
 echo "shadow=$(wc -c </etc/shadow)"
 echo "hostname=$(cat /proc/sys/kernel/hostname)"
@@ -31,14 +33,14 @@ w /tmp/umwt-probe tmp; w /var/tmp/umwt-probe vartmp; w "$HOME/umwt-probe" home_d
 w "$ws/created" ws
 w "$ws/.bashrc" bashrc; w "$ws/.git/config" git_config; w "$ws/.git/hooks/post-checkout" git_hooks
 w "$ws/.vscode/tasks.json" vscode
-if mkdir "$ws/.git/hooks/d" 2>/dev/null; then echo mkdir_hooks=ok; else echo mkdir_hooks=refused; fi
+if mkdir "$ws/.git/hooks/d" 2>&-; then echo mkdir_hooks=ok; else echo mkdir_hooks=refused; fi
 echo "cwd=$(pwd)"
 echo "env_home=$HOME"
 env | grep -E '^(GITHUB_TOKEN|SSH_AUTH_SOCK|AWS_|MY_API_KEY|PROJECT_VAR)' | sed 's/^/env:/'
 EOF
 
 # sandbox NAME WORKSPACE COMPOSE-ARGS...: composes and runs the report,
-# through the command in WRAP (an array) when set.
+# through the command in WRAP (an array) when set, the runtime with RTARGS.
 sandbox() {
         local name=$1 ws=$2 b=$T_TMP/bundle-$1
         shift 2
@@ -47,7 +49,7 @@ sandbox() {
                 "$COMPOSE" "$@" -e PROJECT_VAR -e GITHUB_TOKEN "$ws" /bin/sh -c "$REPORT" sh "$ws" \
                 >"$b/config.json" 2>"$b/compose.err" || t_bail "compose-config failed: $(cat "$b/compose.err")"
         new_id
-        "${WRAP[@]}" "$RT" --root "$T_ROOT" run --bundle "$b" "$T_LAST_ID" >"$b/out" 2>"$b/err" </dev/null
+        "${WRAP[@]}" "$RT" "${RTARGS[@]}" run --bundle "$b" "$T_LAST_ID" >"$b/out" 2>"$b/err" </dev/null
         T_RC=$?
         OUT=$(cat "$b/out")
 }
@@ -55,20 +57,20 @@ sandbox() {
 # field NAME: the reported value.
 field() { sed -n "s/^$1=//p" <<<"$OUT" | head -n 1; }
 
-# make_ws DIR UID: a workspace with a repository and a .bashrc, owned by UID.
+# make_ws DIR UID GID: a workspace with a repository and a .bashrc, owned by UID.
 make_ws() {
         mkdir -p "$1/.git/hooks" "$1/.vscode"
         printf '[core]\n' >"$1/.git/config"
         printf 'ref: refs/heads/main\n' >"$1/.git/HEAD"
         printf 'echo hi\n' >"$1/.bashrc"
         printf '{}\n' >"$1/.vscode/tasks.json"
-        chown -R "$2:$2" "$1"
+        chown -R "$2:$3" "$1"
 }
 
 check_walls() {
-        local who=$1 ws=$2 uid=$3 home=$4
+        local who=$1 ws=$2 uid=$3 gid=$4 home=$5
         t_eq "$who: the command ran" 0 "$T_RC" "$OUT" "$(cat "$T_TMP/bundle-$who/err")"
-        t_eq "$who: runs as $uid" "$uid gid=$uid" "$(sed -n 's/^uid=//p' <<<"$OUT")"
+        t_eq "$who: runs as $uid:$gid" "$uid gid=$gid" "$(sed -n 's/^uid=//p' <<<"$OUT")"
         t_eq "$who: only lo" "lo," "$(field ifaces)"
         local in_home=
         [[ $home == /home/* ]] && in_home="$(basename "$home"),"
@@ -103,16 +105,40 @@ check_walls() {
 # As root, with a writable mount of the host's below / (a tmpfs on /mnt in
 # a mount namespace of the test's own): the read-only root covers it too.
 ws=$T_TMP/ws-root
-make_ws "$ws" 0
+make_ws "$ws" 0 0
 WRAP=(unshare -m --propagation private sh -c 'mount -t tmpfs umwt-rw /mnt && exec "$@"' sh)
 sandbox root "$ws" -u 0 -g 0 -H /root
 WRAP=()
-check_walls root "$ws" 0 /root
+check_walls root "$ws" 0 0 /root
 
 ws=$T_TMP/ws-user
-make_ws "$ws" 65534
+make_ws "$ws" 65534 65534
 sandbox user "$ws" -u 65534 -g 65534 -H /home/agent
-check_walls user "$ws" 65534 /home/agent
+check_walls user "$ws" 65534 65534 /home/agent
+
+# Rootless: an unprivileged user runs the runtime, a user namespace maps
+# only that user, to itself. No cgroup is delegated to it here, so without
+# the cgroup manager (limits are the cgroup code's business).
+USER_NAME=umwelt-test
+if ! id -u "$USER_NAME" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME" ||
+                t_bail "cannot create user $USER_NAME"
+fi
+U=$(id -u "$USER_NAME")
+G=$(id -g "$USER_NAME")
+xdg=$T_TMP/xdg
+mkdir -m 700 "$xdg"
+chown "$U:$G" "$xdg"
+ws=$T_TMP/ws-rootless
+make_ws "$ws" "$U" "$G"
+mkdir -p "$T_TMP/bundle-rootless"
+chown "$U:$G" "$T_TMP/bundle-rootless"
+WRAP=(runuser -u "$USER_NAME" -- env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$xdg" HOME="$xdg")
+RTARGS=(--root "$xdg/state" --cgroup-manager disabled)
+sandbox rootless "$ws" -U -u "$U" -g "$G" -H /home/agent
+WRAP=()
+RTARGS=(--root "$T_ROOT")
+check_walls rootless "$ws" "$U" "$G" /home/agent
 
 # No .git: the sandbox cannot make one, and what it leaves is an empty
 # directory, which no git takes for a repository.
