@@ -4,7 +4,7 @@
 #
 #   scripts/setup.sh [--prefix DIR] [--demo | --check]
 #     --prefix DIR  install prefix (default /usr/local); DESTDIR is honoured
-#     --demo        then run a small container from a bundle made here
+#     --demo        then run a sandbox on this directory that shows its walls
 #     --check       then build with -Werror and ASan/UBSan and run every test
 set -euo pipefail
 
@@ -57,7 +57,6 @@ configure_in() {
 # shellcheck disable=SC2086
 install_missing $build_deps
 [ "$mode" = check ] && install_missing $test_deps
-[ "$mode" = demo ] && install_missing busybox-static
 
 cd "$here"
 [ -x configure ] || autoreconf -fi >/dev/null

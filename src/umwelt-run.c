@@ -39,6 +39,9 @@ static const struct verb verbs[] = {
      "     [-c|--cap CAP]... [--no-new-privs] [--preserve-fds N] ID [CMD [ARG...]]"},
     {"features", verb_features, "features"},
     {"spec", verb_spec, "spec [--rootless] [-b|--bundle DIR]"},
+    {"sandbox", verb_sandbox,
+     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] -- CMD "
+     "[ARG...]"},
 };
 
 static const struct verb *find_verb(const char *name)

@@ -24,5 +24,6 @@ VERB(update);
 VERB(exec);
 VERB(features);
 VERB(spec);
+VERB(sandbox);
 
 #endif

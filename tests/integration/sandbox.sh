@@ -1,0 +1,76 @@
+#!/bin/bash
+# umwelt-run sandbox run: the closed default proved from inside a sandbox on
+# the host's read-only /, a grant, a refused grant, the audit log. As root
+# (root with no capability); the rootless path needs a floor that allows
+# best-effort limits on this machine (no delegated cgroup) and is not here
+# yet.
+T_NAME=sandbox
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+
+# A private HOME and state dir: the default floor's grant roots include HOME,
+# and the audit log goes under XDG_STATE_HOME.
+export HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state
+mkdir -p "$HOME/data" "$HOME/.ssh" "$T_TMP/proj/.git/hooks"
+echo secret >"$HOME/.ssh/id_test"
+echo granted >"$HOME/data/file"
+echo '[core]' >"$T_TMP/proj/.git/config"
+echo 'echo planted' >"$T_TMP/proj/.bashrc"
+proj=$T_TMP/proj
+
+# sbx ARGS... -- CMD...: a sandbox run in the project with credentials in
+# the caller's environment; T_RC, T_OUT (stdout), T_ERR (stderr).
+sbx() {
+        env GITHUB_TOKEN=do-not-pass AWS_SECRET_ACCESS_KEY=x "$RT" --root "$T_ROOT" \
+                sandbox run -p "$proj" "$@" >"$T_TMP/sbx.out" 2>"$T_TMP/sbx.err" </dev/null
+        T_RC=$?
+        T_OUT=$(cat "$T_TMP/sbx.out")
+        T_ERR=$(cat "$T_TMP/sbx.err")
+}
+
+sbx -- /bin/sh -c 'exit 7'
+t_eq "sandbox run returns the command's exit status" 7 "$T_RC" "$T_OUT"
+
+sbx -- /bin/sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " "'
+t_eq "no network interface but lo" "lo " "$T_OUT"
+
+sbx -- /bin/sh -c "ls -A $HOME/.ssh 2>&1; ls -A /root | wc -l"
+t_match "the home directory's contents are not visible" "(No such file|^0$)" "$T_OUT" "$T_OUT"
+t_nomatch "the ssh key is not visible" "id_test" "$T_OUT"
+
+sbx -- /bin/sh -c 'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " " | tr "\n" " "'
+t_match "no capability in any set" "CapInh: 0+ CapPrm: 0+ CapEff: 0+ CapBnd: 0+ CapAmb: 0+ " "$T_OUT"
+t_match "no_new_privs and a seccomp filter" "NoNewPrivs: 1 Seccomp: 2" "$T_OUT"
+
+sbx -- /bin/sh -c "touch $proj/made && echo ws-ok; touch /usr/umwt-x 2>/dev/null || echo root-ro; touch /tmp/x && echo tmp-ok"
+t_eq "workspace writable, / read-only, /tmp writable" "ws-ok root-ro tmp-ok" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')"
+t_eq "a file made in the workspace is there on the host" yes "$([[ -e $proj/made ]] && echo yes)"
+t_eq "... and nothing leaked to the host's /usr" no "$([[ -e /usr/umwt-x ]] && echo yes || echo no)"
+
+sbx -- /bin/sh -c "echo x >> $proj/.git/config 2>/dev/null || echo cfg-ro; touch $proj/.git/hooks/pre-commit 2>/dev/null || echo hooks-ro; echo x >> $proj/.bashrc 2>/dev/null || echo rc-ro"
+t_eq ".git/config, .git/hooks and .bashrc are read-only" "cfg-ro hooks-ro rc-ro" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')"
+
+sbx -- /bin/sh -c 'env | grep -cE "TOKEN|SECRET|AWS_" ; hostname'
+t_eq "no credential in the environment" 0 "$(head -1 <<<"$T_OUT")"
+t_eq "hostname is umwelt-<project>" umwelt-proj "$(sed -n 2p <<<"$T_OUT")"
+
+sbx --grant "$HOME/data" -- /bin/sh -c "cat $HOME/data/file; touch $HOME/data/new 2>/dev/null || echo grant-ro"
+t_eq "a grant inside a grant root is visible read-only" "granted grant-ro" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')"
+
+sbx --grant /etc -- /bin/true
+t_eq "a grant outside every grant root is refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_match "... naming the grant" "/etc" "$T_ERR"
+
+sbx --grant "$HOME/.ssh" -- /bin/true
+t_eq "a never-granted path is refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_match "root is told it holds no capability" "no capability" "$(sbx -- /bin/true; echo "$T_ERR")"
+
+log=$(cat "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl 2>/dev/null)
+t_match "the audit log has start lines" '"event":"start"' "$log"
+t_match "... stop lines with the status" '"event":"stop".*"status":"7"' "$log"
+t_match "... the grant given" '"event":"grant","path":"[^"]*/home/data","mode":"ro"' "$log"
+t_match "... and the refusals" '"event":"refusal"' "$log"
+t_eq "the audit log is 0600" 600 "$(stat -c %a "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
+t_eq "no sandbox container is left" "" "$(rt list -q)"
+t_done
