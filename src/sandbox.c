@@ -91,7 +91,8 @@ static int collect_grants(const struct policy_config *pc, const struct sandbox_o
                 free(paths);
                 return umw_fail_sys(err, ENOMEM, "grants");
         }
-        memcpy(req, pc->grants, pc->n_grants * sizeof(*req));
+        if (pc->n_grants)
+                memcpy(req, pc->grants, pc->n_grants * sizeof(*req));
         for (size_t i = 0; i < o->n_grants; i++) {
                 paths[i] = strdup(o->grants[i]);
                 if (!paths[i])
