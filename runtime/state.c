@@ -5,6 +5,7 @@
 #include "src/common/error.h"
 #include "src/common/fdio.h"
 #include "src/common/json.h"
+#include "src/common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -134,22 +135,12 @@ int state_dir_remove(int rootfd, const char *id, struct umw_error **err)
         return 0;
 }
 
-static void format_now(char *buf, size_t len)
-{
-        struct timespec ts;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
-}
-
 int state_write(int dirfd, const char *id, pid_t pid, unsigned long long start_time,
                 const char *bundle, const char *rootfs, const char *cgroup,
                 const struct spec_kv *annotations, size_t n_annotations, struct umw_error **err)
 {
         char created[64];
-        format_now(created, sizeof(created));
+        umw_format_now(created, sizeof(created));
         yajl_gen g = umw_jgen_new(false);
         if (!g)
                 return umw_fail_sys(err, ENOMEM, "write state");

@@ -97,16 +97,6 @@ int audit_open(const char *path, int *fd, struct umw_error **err)
         return 0;
 }
 
-static void format_now(char *buf, size_t size)
-{
-        struct timespec ts;
-        struct tm tm;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + n, size - n, ".%09ldZ", ts.tv_nsec);
-}
-
 static size_t count_key(yajl_val obj, const char *key)
 {
         size_t n = 0;
@@ -141,7 +131,7 @@ static int build_line(const char *event, audit_fields_fn fields, void *ctx, char
                 return umw_fail_sys(err, ENOMEM, "audit event %s", event);
         yajl_gen_config(g, yajl_gen_validate_utf8, 1);
         char now[64];
-        format_now(now, sizeof(now));
+        umw_format_now(now, sizeof(now));
         yajl_gen_map_open(g);
         umw_jgen_key_str(g, "time", now);
         umw_jgen_key_str(g, "event", event);

@@ -37,15 +37,20 @@ bool umw_log_debug_enabled(void)
         return log_debug;
 }
 
-static void write_file_line(enum umw_log_level level, const char *msg)
+void umw_format_now(char *buf, size_t len)
 {
-        char stamp[64];
         struct timespec ts;
         struct tm tm;
         clock_gettime(CLOCK_REALTIME, &ts);
         gmtime_r(&ts.tv_sec, &tm);
-        size_t n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(stamp + n, sizeof(stamp) - n, ".%09ldZ", ts.tv_nsec);
+        size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
+}
+
+static void write_file_line(enum umw_log_level level, const char *msg)
+{
+        char stamp[64];
+        umw_format_now(stamp, sizeof(stamp));
 
         char *line = NULL;
         if (log_json) {
@@ -76,7 +81,10 @@ static void emit(enum umw_log_level level, const char *msg)
                 write_file_line(level, msg);
         if (level != UMW_LOG_INFO)
                 dprintf(STDERR_FILENO, "umwelt-run: %s%s\n",
-                        level == UMW_LOG_ERROR ? "" : level == UMW_LOG_WARNING ? "warning: " : "debug: ", msg);
+                        level == UMW_LOG_ERROR     ? ""
+                        : level == UMW_LOG_WARNING ? "warning: "
+                                                   : "debug: ",
+                        msg);
 }
 
 void umw_log(enum umw_log_level level, const char *fmt, ...)

@@ -4,6 +4,7 @@
 #define UMW_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum umw_log_level { UMW_LOG_ERROR, UMW_LOG_WARNING, UMW_LOG_INFO, UMW_LOG_DEBUG };
 
@@ -12,6 +13,9 @@ struct umw_error;
 /* path NULL: stderr only. json: the line format of the log file. */
 int umw_log_open(const char *path, bool json, bool debug, struct umw_error **err);
 void umw_log(enum umw_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The current time as RFC 3339 in UTC with nanoseconds
+ * ("2026-11-30T23:04:42.629253384Z"), as every umwelt record writes it. */
+void umw_format_now(char *buf, size_t len);
 /* Prints an error as one line and records it in the log file. */
 void umw_log_error(const struct umw_error *err);
 bool umw_log_debug_enabled(void);
