@@ -7,6 +7,7 @@
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
+#include "src/common/json.h"
 #include "src/common/log.h"
 
 #include <errno.h>
@@ -335,5 +336,61 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
                 audit_event(&s, r < 0 ? "failed" : "stop", kv);
         }
         sandbox_release(&s);
+        return r;
+}
+
+static int print_event_text(yajl_val line, size_t lineno, void *ctx, struct umw_error **err)
+{
+        for (size_t i = 0; i < line->u.object.len; i++) {
+                yajl_val v = line->u.object.values[i];
+                const char *key = line->u.object.keys[i];
+                const char *text = YAJL_IS_STRING(v) ? v->u.string : "";
+                if (strcmp(key, "time") == 0 || strcmp(key, "event") == 0)
+                        printf("%s%s", i ? " " : "", text);
+                else
+                        printf(" %s=%s", key, text);
+        }
+        putchar('\n');
+        return 0;
+}
+
+static int gen_event(yajl_val line, size_t lineno, void *ctx, struct umw_error **err)
+{
+        yajl_gen g = ctx;
+        yajl_gen_map_open(g);
+        for (size_t i = 0; i < line->u.object.len; i++) {
+                yajl_val v = line->u.object.values[i];
+                umw_jgen_key_str(g, line->u.object.keys[i], YAJL_IS_STRING(v) ? v->u.string : "");
+        }
+        yajl_gen_map_close(g);
+        return 0;
+}
+
+int sandbox_log(const char *project, bool json, struct umw_error **err)
+{
+        _cleanup_free_ char *workspace = realpath(project ? project : ".", NULL);
+        if (!workspace)
+                return umw_fail(err, UMW_EXIT_USAGE, ENOENT, "-p %s: expected a project directory",
+                                project ? project : ".");
+        _cleanup_free_ char *id = project_id(workspace);
+        _cleanup_free_ char *path = NULL;
+        int r = id ? audit_path(id, &path, err) : umw_fail_sys(err, ENOMEM, "project id");
+        if (r < 0)
+                return r;
+        if (access(path, F_OK) < 0)
+                return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT,
+                                "no audit log for %s: no sandbox ran there yet (%s)", workspace,
+                                path);
+        if (!json)
+                return audit_read(path, print_event_text, NULL, err);
+        yajl_gen g = umw_jgen_new(true);
+        if (!g)
+                return umw_fail_sys(err, ENOMEM, "log");
+        yajl_gen_array_open(g);
+        r = audit_read(path, gen_event, g, err);
+        yajl_gen_array_close(g);
+        _cleanup_free_ char *text = umw_jgen_finish(g, NULL);
+        if (r == 0 && text)
+                printf("%s\n", text);
         return r;
 }

@@ -27,4 +27,8 @@ struct sandbox_opts {
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err);
 
+/* sandbox log: the project's audit log, as text (a line per event) or as
+ * one JSON array of the events. */
+int sandbox_log(const char *project, bool json, struct umw_error **err);
+
 #endif

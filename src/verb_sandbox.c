@@ -46,13 +46,38 @@ static int parse_run(int argc, char **argv, struct sandbox_opts *o, struct umw_e
         return 0;
 }
 
+static int sandbox_log_verb(int argc, char **argv, struct umw_error **err)
+{
+        static const struct option longopts[] = {
+            {"project", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'}, {0}};
+        const char *project = NULL;
+        bool json = false;
+        optind = 1;
+        opterr = 0;
+        int c;
+        while ((c = getopt_long(argc, argv, "p:", longopts, NULL)) != -1) {
+                if (c == 'p')
+                        project = optarg;
+                else if (c == 'j')
+                        json = true;
+                else
+                        return opts_usage_error(err, "sandbox log", "unknown option '%s'",
+                                                argv[optind - 1]);
+        }
+        int r = opts_expect_args("sandbox log", argc, argv, optind, 0, 0, err);
+        return r < 0 ? r : sandbox_log(project, json, err);
+}
+
 VERB(sandbox)
 {
+        if (argc >= 2 && strcmp(argv[1], "log") == 0)
+                return sandbox_log_verb(argc - 1, argv + 1, err);
         if (argc < 2 || strcmp(argv[1], "run") != 0)
-                return opts_usage_error(err, "sandbox",
-                                        "expected: sandbox run [-p DIR] "
-                                        "[--preset NAME] [--grant PATH[:ro|:rw]] "
-                                        "[--rootfs DIR] -- CMD [ARG...]");
+                return opts_usage_error(
+                    err, "sandbox",
+                    "expected: sandbox log [-p DIR] [--json], or sandbox run [-p DIR] "
+                    "[--preset NAME] [--grant PATH[:ro|:rw]] "
+                    "[--rootfs DIR] -- CMD [ARG...]");
         struct sandbox_opts o = {0};
         int status = 0;
         int r = parse_run(argc - 1, argv + 1, &o, err);

@@ -72,5 +72,13 @@ t_match "... stop lines with the status" '"event":"stop".*"status":"7"' "$log"
 t_match "... the grant given" '"event":"grant","path":"[^"]*/home/data","mode":"ro"' "$log"
 t_match "... and the refusals" '"event":"refusal"' "$log"
 t_eq "the audit log is 0600" 600 "$(stat -c %a "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
+out=$("$RT" sandbox log -p "$proj" 2>&1)
+t_match "sandbox log prints the events as text" " start id=umwelt-proj-.* stop id=" "$(tr '\n' ' ' <<<"$out")" "$out"
+out=$("$RT" sandbox log -p "$proj" --json 2>&1)
+t_eq "sandbox log --json is one JSON array of the events" yes \
+        "$(python3 -c 'import json,sys; a=json.loads(sys.stdin.read()); print("yes" if isinstance(a, list) and a and all("event" in e for e in a) else "no")' <<<"$out" 2>&1)" "$out"
+mkdir -p "$T_TMP/other"
+"$RT" sandbox log -p "$T_TMP/other" >/dev/null 2>&1
+t_eq "sandbox log of a project without a log exits 4" 4 $?
 t_eq "no sandbox container is left" "" "$(rt list -q)"
 t_done
