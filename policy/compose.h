@@ -12,18 +12,18 @@ struct preset;
 struct umw_error;
 
 struct compose_input {
-        const struct grant_list *grants;   /* resolved, parents first */
-        const struct preset *preset;       /* resolved and capped */
-        const char *workspace;             /* absolute, resolved project directory */
-        const char *rootfs;                /* "/" for the embedded default, or --rootfs DIR */
-        const char *hostname;              /* "umwelt-<project>" */
-        uid_t uid;                         /* identity inside: the invoking user's */
+        const struct grant_list *grants; /* resolved, parents first */
+        const struct preset *preset;     /* resolved and capped */
+        const char *workspace;           /* absolute, resolved project directory */
+        const char *rootfs;              /* "/" for the embedded default, or --rootfs DIR */
+        const char *hostname;            /* "umwelt-<project>" */
+        uid_t uid;                       /* identity inside: the invoking user's */
         gid_t gid;
-        bool user_namespace;               /* rootless: map uid/gid to themselves */
-        const char *home;                  /* $HOME inside: a fresh tmpfs there */
-        const char *const *env;            /* the caller's environment (NULL-terminated) */
-        const char *const *env_extra;      /* names the project passes in (NULL-terminated) */
-        const char *const *args;           /* the command (NULL-terminated, non-empty) */
+        bool user_namespace;          /* rootless: map uid/gid to themselves */
+        const char *home;             /* $HOME inside: a fresh tmpfs there */
+        const char *const *env;       /* the caller's environment (NULL-terminated) */
+        const char *const *env_extra; /* names the project passes in (NULL-terminated) */
+        const char *const *args;      /* the command (NULL-terminated, non-empty) */
         bool terminal;
 };
 

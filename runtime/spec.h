@@ -197,8 +197,8 @@ int spec_load_process(const char *text, const char *file, yajl_val *tree, struct
 void spec_process_release(struct spec_process *p);
 void spec_free(struct spec *spec);
 
-const char *spec_ns_name(enum spec_ns ns);   /* "user", "mount", ... as in the spec */
-int spec_ns_clone_flag(enum spec_ns ns);      /* CLONE_NEWUSER, ... */
+const char *spec_ns_name(enum spec_ns ns); /* "user", "mount", ... as in the spec */
+int spec_ns_clone_flag(enum spec_ns ns);   /* CLONE_NEWUSER, ... */
 const char *spec_annotation(const struct spec *spec, const char *key);
 
 #endif

@@ -28,16 +28,16 @@ struct umw_error {
  * `return umw_fail(...)` both records and reports. An error already set is
  * kept: the first failure is the one that explains. */
 int umw_fail(struct umw_error **err, enum umw_exit kind, int errnum, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* A failed system call: appends ": strerror(errno)". */
 int umw_fail_errno(struct umw_error **err, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Same, with the errno value given explicitly. */
 int umw_fail_sys(struct umw_error **err, int errnum, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Adds "CONTEXT: " before the message of *err. */
 int umw_error_prefix(struct umw_error **err, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 int umw_error_code(const struct umw_error *err);
 void umw_error_free(struct umw_error *err);
 
