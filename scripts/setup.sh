@@ -24,12 +24,14 @@ done
 # Build: compiler, autotools, the design's libraries, the manual's tool.
 build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-dev
         libmnl-dev libnftnl-dev libyajl-dev libgit2-dev scdoc"
-# Tests: Criterion, the static busybox test rootfs, python3 for JSON edits in
-# tests, the reference runtimes and podman with its helpers, clang for the
-# fuzzers, uidmap/passwd for the rootless user, hyperfine for benchmarks.
-test_deps="libcriterion-dev busybox-static python3 crun runc podman conmon catatonit
-        netavark aardvark-dns iptables uidmap passwd util-linux bsdutils clang
-        libclang-rt-14-dev hyperfine time iproute2 procps"
+# Tests: Criterion, the static busybox test rootfs and the static probe
+# (libc6-dev), python3 for JSON edits in tests, the reference runtimes and
+# podman with its helpers, clang for the fuzzers, uidmap/passwd for the
+# rootless user, strace (a test reads clone3's flags), git and gcc (run inside
+# sandboxes on the host's /), hyperfine and GNU time for benchmarks.
+test_deps="libcriterion-dev libc6-dev busybox-static python3 crun runc podman conmon catatonit
+        netavark aardvark-dns iptables uidmap passwd util-linux bsdutils coreutils clang
+        libclang-rt-14-dev hyperfine time iproute2 procps strace git"
 
 install_missing() {
         local missing=()
