@@ -72,6 +72,21 @@ t_match "... stop lines with the status" '"event":"stop".*"status":"7"' "$log"
 t_match "... the grant given" '"event":"grant","path":"[^"]*/home/data","mode":"ro"' "$log"
 t_match "... and the refusals" '"event":"refusal"' "$log"
 t_eq "the audit log is 0600" 600 "$(stat -c %a "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
+# Bad project policy: one line naming FILE:LINE:COLUMN, exit 3, nothing started.
+bad_policy() {
+        local name=$1 text=$2 want=$3
+        printf '%s\n' "$text" >"$proj/.umwelt.toml"
+        sbx -- /bin/sh -c 'echo STARTED'
+        t_eq "$name: exit 3" 3 "$T_RC" "$T_ERR"
+        t_match "$name: names the place" "$want" "$T_ERR"
+        t_eq "$name: nothing started" "" "$T_OUT$(rt list -q)"
+}
+bad_policy "unknown key in .umwelt.toml" 'presett = "dev"' '\.umwelt\.toml:1:1: .*presett'
+bad_policy "wrong type in .umwelt.toml" 'preset = 3' '\.umwelt\.toml:1:10: .*string'
+bad_policy "a float in .umwelt.toml" $'preset = "dev"\nx = 1.5' '\.umwelt\.toml:2:'
+bad_policy "a [[grant]] outside the grant roots" $'[[grant]]\npath = "/etc"' '\.umwelt\.toml:1:1.*/etc'
+rm -f "$proj/.umwelt.toml"
+
 out=$("$RT" sandbox log -p "$proj" 2>&1)
 t_match "sandbox log prints the events as text" " start id=umwelt-proj-.* stop id=" "$(tr '\n' ' ' <<<"$out")" "$out"
 out=$("$RT" sandbox log -p "$proj" --json 2>&1)
