@@ -451,6 +451,7 @@ struct found {
         int rootfd, dirfd;
         struct container_state st;
         enum container_status status;
+        const struct spec *spec; /* its config when the caller has it (run), else NULL */
 };
 
 static void found_release(struct found *f)
@@ -485,6 +486,21 @@ static int load_saved_spec(const struct found *f, struct spec **spec, struct umw
         int r = umw_read_file_at(f->dirfd, STATE_CONFIG, CONFIG_MAX, &text, NULL, err);
         if (r == 0)
                 r = spec_load(text, STATE_CONFIG, spec, err);
+        return r;
+}
+
+/* The container's config for its hooks: the one in memory (run created it)
+ * or the copy saved at create, loaded into *owned. */
+static int found_spec(const struct found *f, const struct spec **spec, struct spec **owned,
+                      struct umw_error **err)
+{
+        *owned = NULL;
+        if (f->spec) {
+                *spec = f->spec;
+                return 0;
+        }
+        int r = load_saved_spec(f, owned, err);
+        *spec = *owned;
         return r;
 }
 
@@ -531,8 +547,9 @@ static int start_found(struct found *f, struct umw_error **err)
                 return umw_fail(err, UMW_EXIT_STATE, EINVAL,
                                 "container '%s' is %s: only a created container can start",
                                 f->st.id, state_status_name(f->status));
-        struct spec *spec = NULL;
-        int r = load_saved_spec(f, &spec, err);
+        const struct spec *spec = NULL;
+        struct spec *owned = NULL;
+        int r = found_spec(f, &spec, &owned, err);
         if (r == 0)
                 r = signal_start(f, err);
         if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
@@ -542,7 +559,7 @@ static int start_found(struct found *f, struct umw_error **err)
                 r = run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
                                       err);
         }
-        spec_free(spec);
+        spec_free(owned);
         return r;
 }
 
@@ -661,14 +678,15 @@ static int delete_found(struct found *f, bool force, struct umw_error **err)
         int r = f->status == STATUS_STOPPED ? 0 : kill_everything(f, err);
         if (r < 0)
                 return r;
-        struct spec *spec = NULL;
+        const struct spec *spec = NULL;
+        struct spec *owned = NULL;
         _cleanup_error_ struct umw_error *hook_err = NULL;
         /* A poststop hook that fails is a warning: the container is gone. */
-        if (load_saved_spec(f, &spec, &hook_err) == 0 &&
+        if (found_spec(f, &spec, &owned, &hook_err) == 0 &&
             run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED, &hook_err) <
                 0)
                 umw_warn("%s", hook_err->msg);
-        spec_free(spec);
+        spec_free(owned);
         if (f->st.cgroup[0] && (r = cgroup_remove(f->st.cgroup, err)) < 0)
                 return r;
         return state_dir_remove(f->rootfd, f->st.id, err);
@@ -844,6 +862,19 @@ int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, 
         return r;
 }
 
+/* run's own delete, with the config it already has in memory. */
+static int delete_created(struct creation *c, struct umw_error **err)
+{
+        struct found f;
+        int r = find(c->rt, c->o->id, &f, err);
+        if (r < 0)
+                return r;
+        f.spec = c->spec;
+        r = delete_found(&f, true, err);
+        found_release(&f);
+        return r;
+}
+
 static int run_started(struct creation *c, int *exit_status, struct umw_error **err)
 {
         int master = -1;
@@ -855,6 +886,7 @@ static int run_started(struct creation *c, int *exit_status, struct umw_error **
         struct found f;
         int r = find(c->rt, c->o->id, &f, err);
         if (r == 0) {
+                f.spec = c->spec;
                 r = start_found(&f, err);
                 found_release(&f);
         }
@@ -884,7 +916,7 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
                 if (r < 0)
                         creation_abort(&c);
                 else if (!o->detach && !o->keep)
-                        r = container_delete(rt, o->id, true, err);
+                        r = delete_created(&c, err);
         }
         creation_release(&c);
         sigprocmask(SIG_SETMASK, &old, NULL);
