@@ -328,7 +328,8 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
                                                  "it): no cgroup is required");
                         sandbox_rt.cgroup_manager = CGROUP_MANAGER_DISABLED;
                 }
-                struct create_opts co = {.id = s.container_id, .bundle = s.bundle};
+                struct create_opts co = {
+                    .id = s.container_id, .bundle = s.bundle, .preserve_fds = o->preserve_fds};
                 r = container_run(&sandbox_rt, &co, exit_status, err);
                 char status[16];
                 snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);

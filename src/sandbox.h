@@ -20,6 +20,7 @@ struct sandbox_opts {
         size_t n_grants;
         const char *rootfs; /* --rootfs; NULL: the host's / read-only */
         char **args;        /* the command, NULL-terminated */
+        int preserve_fds;   /* fds 3..3+N-1 pass to the command (doctor --deep) */
 };
 
 /* sandbox run: build, run the command, tear down; *exit_status is the
