@@ -158,7 +158,12 @@ int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_ma
 {
         char *path = NULL;
         if (!cgroups_path || !*cgroups_path) {
-                if (asprintf(&path, "umwelt-run/%s", id) < 0)
+                /* A user's containers under a parent of their own, so
+                 * delegating one directory to them gives nothing of root's. */
+                uid_t uid = geteuid();
+                int n = uid == 0 ? asprintf(&path, "umwelt-run/%s", id)
+                                 : asprintf(&path, "umwelt-run-%u/%s", (unsigned)uid, id);
+                if (n < 0)
                         return umw_fail_sys(err, ENOMEM, "cgroup path");
                 *out = path;
                 return 0;
@@ -497,10 +502,11 @@ static int check_delegated(const struct cgroup_plan *p, const char *file, struct
                         return umw_fail(err, UMW_EXIT_CONFIG, EACCES,
                                         "%s: .linux.resources: %s needs the cgroup controller "
                                         "'%s', which is not delegated to uid %u (%s is not "
-                                        "writable): delegate it (systemd: Delegate=yes) or run "
-                                        "with --cgroup-manager disabled to start without limits",
+                                        "writable): delegate %s/%.*s to it (or systemd: "
+                                        "Delegate=yes), or run with --cgroup-manager disabled "
+                                        "to start without limits",
                                         file, w->s->file, w->s->controller, (unsigned)geteuid(),
-                                        dir);
+                                        dir, w->h->mountpoint, (int)strcspn(p->path, "/"), p->path);
         }
         return 0;
 }

@@ -119,16 +119,8 @@ check_walls user "$ws" 65534 65534 /home/agent
 # Rootless: an unprivileged user runs the runtime, a user namespace maps
 # only that user, to itself. No cgroup is delegated to it here, so without
 # the cgroup manager (limits are the cgroup code's business).
-USER_NAME=umwelt-test
-if ! id -u "$USER_NAME" >/dev/null 2>&1; then
-        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME" ||
-                t_bail "cannot create user $USER_NAME"
-fi
-U=$(id -u "$USER_NAME")
-G=$(id -g "$USER_NAME")
-xdg=$T_TMP/xdg
-mkdir -m 700 "$xdg"
-chown "$U:$G" "$xdg"
+t_test_user
+xdg=$XDG
 ws=$T_TMP/ws-rootless
 make_ws "$ws" "$U" "$G"
 mkdir -p "$T_TMP/bundle-rootless"

@@ -75,6 +75,16 @@ capture() {
         return $T_RC
 }
 
+# capture_split CMD...: as capture, but T_OUT is stdout and T_ERR stderr.
+capture_split() {
+        T_CAP=$((T_CAP + 1))
+        "$@" >"$T_TMP/out.$T_CAP" 2>"$T_TMP/err.$T_CAP" </dev/null
+        T_RC=$?
+        T_OUT=$(cat "$T_TMP/out.$T_CAP")
+        T_ERR=$(cat "$T_TMP/err.$T_CAP")
+        return $T_RC
+}
+
 # run_in BUNDLE ARG...: sets process.args, runs the bundle as a new
 # container and sets T_RC, T_OUT (its stdout) and T_ERR (its stderr).
 run_in() {
@@ -82,12 +92,7 @@ run_in() {
         shift
         cfg_args "$b" "$@"
         new_id
-        T_CAP=$((T_CAP + 1))
-        rt run --bundle "$b" "$T_LAST_ID" >"$T_TMP/out.$T_CAP" 2>"$T_TMP/err.$T_CAP" </dev/null
-        T_RC=$?
-        T_OUT=$(cat "$T_TMP/out.$T_CAP")
-        T_ERR=$(cat "$T_TMP/err.$T_CAP")
-        return $T_RC
+        capture_split rt run --bundle "$b" "$T_LAST_ID"
 }
 
 # t_run NAME CMD...: ok when CMD exits 0; its output is shown on failure.
@@ -222,6 +227,27 @@ t_setup() {
                         t_bail "cannot build the probe helper"
         fi
         make_rootfs_template "$T_TMP/rootfs-template"
+}
+
+# t_test_user: the unprivileged user the tests run as (made on first use):
+# USER_NAME, U, G, a runtime dir XDG owned by it, and as_user CMD... running
+# CMD as that user with HOME=XDG and nothing else of our environment.
+t_test_user() {
+        USER_NAME=umwelt-test
+        if ! id -u "$USER_NAME" >/dev/null 2>&1; then
+                useradd --system --no-create-home --home-dir /nonexistent \
+                        --shell /usr/sbin/nologin "$USER_NAME" || t_bail "cannot create user $USER_NAME"
+        fi
+        command -v runuser >/dev/null || t_bail "runuser missing (util-linux)"
+        U=$(id -u "$USER_NAME")
+        G=$(id -g "$USER_NAME")
+        XDG=$T_TMP/xdg
+        mkdir -p -m 700 "$XDG"
+        chown "$U:$G" "$XDG"
+}
+as_user() {
+        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+                XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$@"
 }
 
 # rt ARGS...: the runtime under test, with this file's private state root.

@@ -5,18 +5,8 @@
 t_require_root
 t_setup
 
-USER_NAME=umwelt-test
-if ! id -u "$USER_NAME" >/dev/null 2>&1; then
-        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME" ||
-                t_bail "cannot create user $USER_NAME"
-fi
-command -v runuser >/dev/null || t_bail "runuser missing (util-linux)"
-U=$(id -u "$USER_NAME")
-G=$(id -g "$USER_NAME")
-
-xdg=$T_TMP/xdg
-mkdir -m 700 "$xdg"
-chown "$U:$G" "$xdg"
+t_test_user
+xdg=$XDG
 rroot=$xdg/state
 rb=$T_TMP/rootless-bundle
 mkdir "$rb"
@@ -24,10 +14,6 @@ cp -a "$T_TMP/rootfs-template" "$rb/rootfs"
 mkdir -p "$T_TMP/shared"
 chown "$U:$G" "$rb" "$T_TMP/shared"
 
-# as_user CMD...: CMD as the unprivileged user, with its own runtime dir.
-as_user() {
-        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$xdg" HOME="$xdg" "$@"
-}
 # urt ARGS...: the runtime as the user, with a --root the user owns.
 urt() { as_user "$RT" --root "$rroot" "$@"; }
 T_EXTRA_CLEANUP='for i in $(urt list -q 2>/dev/null); do urt delete -f "$i" >/dev/null 2>&1; done'

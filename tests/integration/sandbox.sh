@@ -1,9 +1,7 @@
 #!/bin/bash
 # umwelt-run sandbox run: the closed default proved from inside a sandbox on
 # the host's read-only /, a grant, a refused grant, the audit log. As root
-# (root with no capability); the rootless path needs a floor that allows
-# best-effort limits on this machine (no delegated cgroup) and is not here
-# yet.
+# (root with no capability); the rootless path is sandbox-rootless.sh.
 T_NAME=sandbox
 . "$(dirname "$0")/lib.sh"
 t_require_root
