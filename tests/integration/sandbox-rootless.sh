@@ -55,6 +55,26 @@ capture_split env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" \
         "$RT" --root "$T_ROOT" sandbox run -p "$proj" --preset review -- python3 -c "$FORKS"
 t_eq "as root, the review preset's pids limit holds inside (511 children of 512)" 511 "$T_OUT" "$T_ERR"
 
+# Memory and CPU, read off the host while the sandbox waits for a line on
+# its stdin (forcing an OOM kill here takes seconds of reclaim).
+mkfifo "$T_TMP/hold"
+env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" "$RT" --root "$T_ROOT" \
+        sandbox run -p "$proj" --preset review -- /bin/sh -c 'read x' <"$T_TMP/hold" >/dev/null 2>&1 &
+exec 9>"$T_TMP/hold"
+for _ in $(seq 100); do
+        id=$("$RT" --root "$T_ROOT" list -q)
+        [[ -n $id ]] && [[ $(state_field "$id" status) == running ]] && break
+        sleep 0.05
+done
+pid=$(state_field "$id" pid)
+cg() { sed -n "s/^[0-9]*:$1:\(.*\)/\1/p" "/proc/$pid/cgroup"; }
+t_eq "as root, the review preset's memory limit is on the sandbox's cgroup" $((2 << 30)) \
+        "$(cat "/sys/fs/cgroup/memory$(cg memory)/memory.limit_in_bytes" 2>&1)"
+t_eq "... and its CPU quota (1 CPU)" "100000 100000" \
+        "$(cat "/sys/fs/cgroup/cpu$(cg cpu)/cpu.cfs_quota_us" "/sys/fs/cgroup/cpu$(cg cpu)/cpu.cfs_period_us" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+exec 9>&-
+wait
+
 # usbx ARGS... -- CMD...: sandbox run as the user, with credentials in its
 # environment; T_RC, T_OUT, T_ERR.
 usbx() {
