@@ -1,29 +1,33 @@
-/* The egress rules of a project's [egress] table and the decision the
- * gateway asks for on every request. Pure: no lookups, no system calls.
- *
- * A rule is one string:   [METHODS ]HOST[:PORT][PATH]
- *   METHODS  upper-case HTTP methods joined by ',' and followed by one space:
- *            "GET,HEAD api.github.com/repos/*". Absent: any method. CONNECT
- *            is not a method a rule can name (the tunnel is what is decided).
- *   HOST     "example.com" (that name only), "*.example.com" (its subdomains
- *            at any depth, never example.com itself), an IPv4 address in any
- *            inet_aton form, or "[2001:db8::1]". Canonicalised as
- *            egress_host_canon() does. An address rule matches exactly that
- *            address (no prefixes) and is the only way to allow a request to,
- *            or a dialled address in, a class other than public.
- *   PORT     ":1"-":65535". Absent: 80 and 443.
- *   PATH     starts with '/': a glob over the canonical path (see
- *            egress_path_canon; the query is never matched). Segment by
- *            segment: '*' matches any run of characters within one segment
- *            (never a '/'); a whole segment "**" matches zero or more
- *            segments. "/repos/me/*" matches /repos/me/x but not
- *            /repos/me/x/y nor /repos/mine; "/repos/me/**" matches /repos/me
- *            and everything below it. Absent: any path.
- * A rule with METHODS or PATH can only be decided on a request the gateway
- * sees, so for HTTPS it makes the gateway terminate TLS.
- *
- * The deny list is evaluated first, then the allow list; the first matching
- * rule of a list decides; nothing matching is a denial. */
+// The egress rules of a project's [egress] table and the decision the
+// gateway asks for on every request. Pure: no lookups, no system calls.
+// (Line comments here: the globs below hold the two characters that would
+// end a block comment's opening.)
+//
+// A rule is one string:   [METHODS ]HOST[:PORT][PATH]
+//   METHODS  upper-case HTTP methods joined by ',' and followed by one space:
+//            "GET,HEAD api.github.com/repos/*". Absent: any method. CONNECT
+//            is not a method a rule can name (the tunnel is what is decided).
+//   HOST     "example.com" (that name only), "*.example.com" (its subdomains
+//            at any depth, never example.com itself), an IPv4 address in any
+//            inet_aton form, or "[2001:db8::1]". Canonicalised as
+//            egress_host_canon() does. An address rule matches exactly that
+//            address (no prefixes) and is the only way to allow a request to,
+//            or a dialled address in, a class other than public.
+//   PORT     ":1"-":65535". Absent: 80 and 443.
+//   PATH     starts with '/': a glob over the canonical path (see
+//            egress_path_canon; the query is never matched). Segment by
+//            segment: '*' matches any run of characters within one segment
+//            (never a '/'); a whole segment "**" matches zero or more
+//            segments. "/repos/me/*" matches /repos/me/x but not
+//            /repos/me/x/y nor /repos/mine; "/repos/me/**" matches /repos/me
+//            and everything below it. Absent: any path.
+// A rule with METHODS or PATH can only be decided on a request the gateway
+// sees, so for HTTPS it makes the gateway terminate TLS.
+//
+// The deny list is evaluated first, then the allow list; a sure match in the
+// deny list denies, else a sure match in the allow list allows (unless a
+// deny rule might match once the request is seen: EGRESS_INSPECT); nothing
+// matching is a denial. The verdict names the first such rule of its list.
 #ifndef UMW_POLICY_EGRESS_RULES_H
 #define UMW_POLICY_EGRESS_RULES_H
 
@@ -108,10 +112,13 @@ void egress_decide(const struct egress_rules *rules, const struct egress_request
                    struct egress_verdict *v);
 
 /* The check on each address the gateway is about to dial (after its own
- * lookup, before connect, and for nothing else but that address): denied
- * when a deny address rule names it (any port rule matching port); allowed
- * when its class is public; otherwise allowed only when an allow address rule
- * names exactly that address and port. v->addr_class is always set. */
+ * lookup, before connect; the address it then connects to is exactly this
+ * one). Denied when a deny address rule without methods or path names it
+ * and the port; else allowed when its class is public; else allowed only
+ * when an allow address rule names exactly that address and port (its
+ * methods and path are egress_decide's to check). v->addr_class is always
+ * set; v->rule names the deciding rule, NULL for a public address or the
+ * default denial. */
 void egress_addr_check(const struct egress_rules *rules, int family, const void *addr,
                        uint16_t port, struct egress_verdict *v);
 
