@@ -27,8 +27,9 @@ struct umw_error;
 
 /* http_head_parse() flags. */
 enum {
-        /* Accept origin-form targets ("/path?q"): only inside a TLS tunnel the
-         * gateway terminated, where Host = SNI = the CONNECT host. */
+        /* Inside a TLS tunnel the gateway terminated: accept origin-form
+         * targets ("/path?q", the authority then comes from Host, which must
+         * be there) and default Host's port to 443. */
         HTTP_HEAD_ORIGIN_FORM = 1 << 0,
 };
 
@@ -83,8 +84,12 @@ struct http_head {
         struct http_span path;  /* request_uri up to '?' */
         struct http_span query; /* after '?', absent when there is no '?' */
 
+        /* The Host field (port defaulting to 80, 443 with
+         * HTTP_HEAD_ORIGIN_FORM). When the target has an authority, Host
+         * must name the same host and port (CONNECT: the port only when
+         * Host has one) or the head is refused. */
         bool has_host_header;
-        struct http_authority host_header; /* the Host field, port defaulting to 80 */
+        struct http_authority host_header;
 
         enum http_body body;
         uint64_t content_length; /* HTTP_BODY_LENGTH only */
