@@ -75,6 +75,9 @@ static inline void toml_freep(struct toml_value **v)
 
 /* "a string", "an integer", ... for messages. */
 const char *toml_kind_name(enum toml_kind kind);
+/* A key or string fit for a one-line message, in out: control bytes as
+ * \xNN, cut at a length no message needs to exceed. */
+const char *toml_printable(const char *s, char out[static 80]);
 
 /* The entry or value under key in table t; NULL when absent or t is not a table. */
 const struct toml_entry *toml_table_entry(const struct toml_value *t, const char *key);
