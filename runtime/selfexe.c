@@ -85,7 +85,7 @@ static int make_memfd(void)
         return memfd_create("umwelt-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
-static int copy_sealed(int *out, struct umw_error **err)
+int selfexe_sealed_copy(int *out, struct umw_error **err)
 {
         _cleanup_close_ int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
         struct stat st;
@@ -113,7 +113,7 @@ int selfexe_reexec_sealed(char *const argv[], struct umw_error **err)
         if (selfexe_is_sealed())
                 return 0;
         _cleanup_close_ int mfd = -1;
-        int r = copy_sealed(&mfd, err);
+        int r = selfexe_sealed_copy(&mfd, err);
         if (r < 0)
                 return r;
         syscall(SYS_execveat, mfd, "", argv, environ, AT_EMPTY_PATH);

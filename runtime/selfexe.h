@@ -24,6 +24,9 @@ bool selfexe_pid_is_unsealed_runtime(pid_t pid);
 bool selfexe_pidns_has_unsealed_runtime(const char *path);
 /* True when this process already runs from a write-sealed copy. */
 bool selfexe_is_sealed(void);
+/* A memfd (O_CLOEXEC) holding a copy of the running binary, sealed against
+ * any change: something to exec that nobody can have written. */
+int selfexe_sealed_copy(int *fd, struct umw_error **err);
 /* Re-execs the running binary from a sealed memfd copy with the same argv
  * and environment; returns 0 at once when already sealed, and only on
  * failure otherwise. */

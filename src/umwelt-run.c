@@ -42,6 +42,7 @@ static const struct verb verbs[] = {
     {"sandbox", verb_sandbox,
      "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] -- CMD "
      "[ARG...]"},
+    {"doctor", verb_doctor, "doctor [--deep] [--json]"},
 };
 
 static const struct verb *find_verb(const char *name)

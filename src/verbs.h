@@ -25,5 +25,6 @@ VERB(exec);
 VERB(features);
 VERB(spec);
 VERB(sandbox);
+VERB(doctor);
 
 #endif
