@@ -194,7 +194,7 @@ static void check_read_only(struct doctor_report *r)
  * environment was not filtered. */
 static void check_environment(struct doctor_report *r)
 {
-        char names[512] = "", name[128];
+        char names[2048] = "", name[128];
         for (char **e = environ; e && *e; e++) {
                 if (strncmp(*e, "HOME=", 5) == 0 || compose_env_allowed(*e, NULL))
                         continue;
