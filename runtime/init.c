@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -237,9 +238,13 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
         }
         if ((r = rootfs_finalize(spec, err)) < 0)
                 return r;
-        /* From the cwd, as execve will see it: a relative args[0] resolves there. */
+        /* From the cwd, as execve will see it: a relative args[0] resolves there.
+         * A pause init execs nothing: its args need not exist inside. */
+        int pauses = init_pauses(spec, err);
+        if (pauses < 0)
+                return pauses;
         if ((r = process_chdir(&spec->process, err)) < 0 ||
-            (r = process_find_executable(&spec->process, exe, err)) < 0)
+            (!pauses && (r = process_find_executable(&spec->process, exe, err)) < 0))
                 return r;
         if (spec->seccomp && (r = seccomp_filter_build(spec->seccomp, filter, err)) < 0)
                 return r;
@@ -279,8 +284,9 @@ static int preserve_and_close_fds(int preserve_fds, const int *keep, size_t nkee
         return r < 0 ? umw_fail_sys(err, -r, "close inherited fds") : 0;
 }
 
-int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
-                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+/* Every wall of a container process, in order, short of the execve. */
+static int apply_process(const struct spec_process *p, struct seccomp_filter *filter,
+                         int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
 {
         int r;
         bool nnp = p->no_new_privileges;
@@ -298,10 +304,70 @@ int init_exec_process(const struct spec_process *p, struct seccomp_filter *filte
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (nnp && (r = load_filter(filter, err)) < 0)
+        return nnp ? load_filter(filter, err) : 0;
+}
+
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
+                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+{
+        int r = apply_process(p, filter, preserve_fds, keep, nkeep, err);
+        if (r < 0)
                 return r;
         execve(exe, (char *const *)p->args, (char *const *)p->env);
         return umw_fail_errno(err, "exec %s", exe);
+}
+
+int init_pauses(const struct spec *spec, struct umw_error **err)
+{
+        const char *mode = spec_annotation(spec, INIT_ANNOTATION);
+        if (!mode)
+                return 0;
+        if (strcmp(mode, "pause") != 0)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "config.json: .annotations[\"" INIT_ANNOTATION
+                                "\"]: expected \"pause\", got \"%s\"",
+                                mode);
+        return 1;
+}
+
+/* PID 1 of a long-lived sandbox: it keeps the namespaces alive for exec,
+ * reaps what is orphaned to it and ends on SIGTERM or SIGINT. The signals are
+ * blocked and taken with sigwaitinfo: a blocked signal reaches even a pid
+ * namespace's init, which ignores those it has no handler for. */
+__attribute__((noreturn)) static void pause_forever(void)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGCHLD);
+        sigprocmask(SIG_SETMASK, &set, NULL);
+        for (;;) {
+                int sig = sigwaitinfo(&set, NULL);
+                if (sig == SIGTERM || sig == SIGINT)
+                        _exit(0);
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+        }
+}
+
+/* The walls go up exactly as for a workload; then, instead of execve, the
+ * init stays undumpable (no exec resets it: nothing inside may ptrace it or
+ * read its memory), lets go of the caller's stdio (a `sandbox up` in a pipe
+ * returns) and tells start it is done by closing conn. */
+static int pause_process(const struct spec_process *p, struct seccomp_filter *filter,
+                         int preserve_fds, int conn, struct umw_error **err)
+{
+        int keep[] = {conn};
+        int r = apply_process(p, filter, preserve_fds, keep, 1, err);
+        if (r == 0)
+                r = make_undumpable(err);
+        if (r < 0)
+                return r;
+        for (int fd = 0; fd <= 2; fd++)
+                close(fd);
+        close(conn);
+        pause_forever();
 }
 
 /* Blocks until `start` connects, then runs what comes between start and the
@@ -337,7 +403,11 @@ void init_main(const struct init_args *a)
             ns_join_user(userns_fd, &err) == 0) {
                 close(a->start_fd);
                 int keep[] = {conn};
-                init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1, &err);
+                if (init_pauses(a->spec, &err) > 0)
+                        pause_process(&a->spec->process, filter, a->preserve_fds, conn, &err);
+                else
+                        init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1,
+                                          &err);
         }
         if (conn >= 0)
                 sync_send_error(conn, err);

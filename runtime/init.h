@@ -38,6 +38,15 @@ struct umw_error;
 /* Whether the init stops before its hooks for umwelt-run (SYNC_HOOKS). */
 bool init_waits_for_hooks(const struct spec *spec);
 
+/* The reserved annotation run.umwelt.init=pause: the init puts up every wall
+ * of process (user, capabilities, no_new_privs, seccomp) but execs nothing;
+ * it stays as the container's PID 1, reaping orphans, until SIGTERM or
+ * SIGINT. A long-lived sandbox is such a container, entered with exec. */
+#define INIT_ANNOTATION "run.umwelt.init"
+/* 1 when spec asks for the pause init, 0 when not, an error for a value
+ * other than "pause". */
+int init_pauses(const struct spec *spec, struct umw_error **err);
+
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int make_undumpable(struct umw_error **err);
 

@@ -1,8 +1,9 @@
-#include "sandbox.h"
+#include "sandbox_int.h"
 #include "policy/compose.h"
 #include "policy/config.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
+#include "runtime/init.h"
 #include "src/common/audit.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
@@ -12,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,15 +23,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-/* Who the sandbox runs as: the invoking user, or the sudo caller when root
- * came through sudo. Root otherwise stays root, with no capability. */
-struct identity {
-        uid_t uid;
-        gid_t gid;
-        char *home;
-        bool rootless;
-};
 
 static uid_t env_id(const char *name, uid_t fallback)
 {
@@ -163,33 +156,32 @@ static int bundle_dir(const char *id, char **out, struct umw_error **err)
         return 0;
 }
 
-struct sandbox {
-        struct identity who;
-        char *workspace, *id, *container_id, *bundle, *audit_file;
-        int audit_fd;
-        struct policy_config policy;
-        bool policy_loaded;
-        struct grant_list grants;
-        struct grant_request *requests;
-        char **request_paths;
-        struct preset preset;
-        char *config;
-};
+void sandbox_remove_bundle(const char *path, const char *id)
+{
+        static const char *const files[] = {"config.json", ".config.json.tmp", LAST_EXEC_FILE};
+        _cleanup_free_ char *copy = strdup(path);
+        /* Only BUNDLES/ID, as bundle_dir made it: the path comes from a
+         * state file. */
+        if (!copy || strcmp(basename(copy), id) != 0)
+                return;
+        _cleanup_close_ int dirfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dirfd < 0)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+                unlinkat(dirfd, files[i], 0);
+        rmdir(path);
+}
 
-static void sandbox_release(struct sandbox *s)
+void sandbox_release(struct sandbox *s)
 {
         free(s->who.home);
         free(s->workspace);
         free(s->id);
-        free(s->container_id);
         free(s->audit_file);
-        if (s->bundle) {
-                char path[4096];
-                snprintf(path, sizeof(path), "%s/config.json", s->bundle);
-                unlink(path);
-                rmdir(s->bundle);
-                free(s->bundle);
-        }
+        if (s->bundle && !s->keep_bundle)
+                sandbox_remove_bundle(s->bundle, s->container_id);
+        free(s->bundle);
+        free(s->container_id);
         if (s->audit_fd >= 0)
                 close(s->audit_fd);
         if (s->policy_loaded)
@@ -203,17 +195,11 @@ static void sandbox_release(struct sandbox *s)
         free(s->config);
 }
 
-static void audit_event(struct sandbox *s, const char *event, const char *const *kv)
+void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         if (s->audit_fd >= 0 && audit_append(s->audit_fd, event, kv, &err) < 0)
                 umw_warn("audit log %s: %s", s->audit_file, err->msg);
-}
-
-static int open_audit(struct sandbox *s, struct umw_error **err)
-{
-        int r = audit_path(s->id, &s->audit_file, err);
-        return r < 0 ? r : audit_open(s->audit_file, &s->audit_fd, err);
 }
 
 static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
@@ -238,13 +224,130 @@ static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct u
                                     "rule",  refusal.rule ? refusal.rule : "",
                                     "error", (*err)->msg,
                                     NULL};
-                audit_event(s, "refusal", kv);
+                sandbox_audit(s, "refusal", kv);
                 return r;
         }
         return choose_preset(&s->policy, o->preset, &s->preset, err);
 }
 
-static int compose(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
+void sandbox_jgen_value(yajl_gen g, yajl_val v)
+{
+        if (YAJL_IS_STRING(v)) {
+                umw_jgen_str(g, v->u.string);
+        } else if (YAJL_IS_NUMBER(v)) {
+                yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+        } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+                yajl_gen_bool(g, YAJL_IS_TRUE(v));
+        } else if (YAJL_IS_ARRAY(v)) {
+                yajl_gen_array_open(g);
+                for (size_t i = 0; i < v->u.array.len; i++)
+                        sandbox_jgen_value(g, v->u.array.values[i]);
+                yajl_gen_array_close(g);
+        } else if (YAJL_IS_OBJECT(v)) {
+                yajl_gen_map_open(g);
+                for (size_t i = 0; i < v->u.object.len; i++) {
+                        umw_jgen_key(g, v->u.object.keys[i]);
+                        sandbox_jgen_value(g, v->u.object.values[i]);
+                }
+                yajl_gen_map_close(g);
+        } else {
+                yajl_gen_null(g);
+        }
+}
+
+/* The grants as one JSON array of {"path","mode"}, for the annotation. */
+static char *grants_json(const struct grant_list *grants)
+{
+        yajl_gen g = umw_jgen_new(false);
+        if (!g)
+                return NULL;
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < grants->len; i++) {
+                yajl_gen_map_open(g);
+                umw_jgen_key_str(g, "path", grants->items[i].path);
+                umw_jgen_key_str(g, "mode", grants->items[i].mode == GRANT_RW ? "rw" : "ro");
+                yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+        return umw_jgen_finish(g, NULL);
+}
+
+static void gen_annotations(yajl_gen g, yajl_val existing, const char *const *kv)
+{
+        yajl_gen_map_open(g);
+        for (size_t i = 0; YAJL_IS_OBJECT(existing) && i < existing->u.object.len; i++) {
+                umw_jgen_key(g, existing->u.object.keys[i]);
+                sandbox_jgen_value(g, existing->u.object.values[i]);
+        }
+        for (; *kv; kv += 2)
+                umw_jgen_key_str(g, kv[0], kv[1]);
+        yajl_gen_map_close(g);
+}
+
+/* compose's document with the sandbox's annotations added to whatever
+ * annotations it has: they are what list, status and gc find a sandbox by. */
+static int annotate(struct sandbox *s, bool long_lived, struct umw_error **err)
+{
+        _cleanup_free_ char *grants = grants_json(&s->grants);
+        yajl_val tree = NULL;
+        int r = grants ? umw_json_parse(s->config, "composed config", &tree, err)
+                       : umw_fail_sys(err, ENOMEM, "annotations");
+        if (r < 0)
+                return r;
+        const char *kv[] = {ANNOTATION_PROJECT,
+                            s->workspace,
+                            ANNOTATION_PRESET,
+                            s->preset.name,
+                            ANNOTATION_GRANTS,
+                            grants,
+                            long_lived ? INIT_ANNOTATION : NULL,
+                            "pause",
+                            NULL};
+        yajl_gen g = umw_jgen_new(true);
+        if (!g) {
+                yajl_tree_free(tree);
+                return umw_fail_sys(err, ENOMEM, "annotations");
+        }
+        bool seen = false;
+        yajl_gen_map_open(g);
+        for (size_t i = 0; i < tree->u.object.len; i++) {
+                const char *key = tree->u.object.keys[i];
+                umw_jgen_key(g, key);
+                if (strcmp(key, "annotations") == 0) {
+                        gen_annotations(g, tree->u.object.values[i], kv);
+                        seen = true;
+                } else {
+                        sandbox_jgen_value(g, tree->u.object.values[i]);
+                }
+        }
+        if (!seen) {
+                umw_jgen_key(g, "annotations");
+                gen_annotations(g, NULL, kv);
+        }
+        yajl_gen_map_close(g);
+        yajl_tree_free(tree);
+        free(s->config);
+        s->config = umw_jgen_finish(g, NULL);
+        return s->config ? 0 : umw_fail_sys(err, ENOMEM, "annotations");
+}
+
+static int write_bundle(struct sandbox *s, struct umw_error **err)
+{
+        int r = bundle_dir(s->container_id, &s->bundle, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int dirfd = open(s->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return umw_fail_errno(err, "open %s", s->bundle);
+        return umw_write_file_atomic(dirfd, "config.json", s->config, strlen(s->config), 0600, err);
+}
+
+/* A long-lived sandbox's init runs no command (run.umwelt.init=pause): its
+ * args are only a name in ps. */
+static const char *const pause_args[] = {"umwelt-sandbox-init", NULL};
+
+static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
+                   struct umw_error **err)
 {
         /* umwelt-<project name>: the id without its hash. */
         char hostname[64];
@@ -262,79 +365,138 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, struct umw_e
             .home = s->who.home,
             .env = (const char *const *)environ,
             .env_extra = (const char *const *)s->policy.env,
-            .args = (const char *const *)o->args,
-            .terminal = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
+            .args = long_lived ? pause_args : (const char *const *)o->args,
+            .terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
         };
         int r = compose_config(&in, &s->config, err);
-        if (r < 0)
-                return r;
-        r = bundle_dir(s->container_id, &s->bundle, err);
-        if (r < 0)
-                return r;
-        _cleanup_close_ int dirfd = open(s->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dirfd < 0)
-                return umw_fail_errno(err, "open %s", s->bundle);
-        return umw_write_file_atomic(dirfd, "config.json", s->config, strlen(s->config), 0600, err);
+        if (r == 0)
+                r = annotate(s, long_lived, err);
+        return r < 0 ? r : write_bundle(s, err);
 }
 
-static void audit_start(struct sandbox *s, const char *const *args)
+void sandbox_audit_start(struct sandbox *s, const char *command)
 {
         char limits[96];
         snprintf(limits, sizeof(limits), "%llu bytes, %u.%03u cpus, %llu pids",
                  (unsigned long long)s->preset.memory_bytes, s->preset.cpus_milli / 1000,
                  s->preset.cpus_milli % 1000, (unsigned long long)s->preset.pids);
-        const char *kv[] = {"id",      s->container_id, "workspace", s->workspace,
-                            "command", args[0],         "preset",    s->preset.name,
-                            "limits",  limits,          NULL};
-        audit_event(s, "start", kv);
+        const char *kv[] = {"id",
+                            s->container_id,
+                            "workspace",
+                            s->workspace,
+                            "preset",
+                            s->preset.name,
+                            "limits",
+                            limits,
+                            command ? "command" : NULL,
+                            command,
+                            NULL};
+        sandbox_audit(s, "start", kv);
         for (size_t i = 0; i < s->grants.len; i++) {
                 const char *g[] = {"path", s->grants.items[i].path, "mode",
                                    s->grants.items[i].mode == GRANT_RW ? "rw" : "ro", NULL};
-                audit_event(s, "grant", g);
+                sandbox_audit(s, "grant", g);
         }
 }
 
-static int prepare(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
+int sandbox_open_audit(struct sandbox *s, struct umw_error **err)
 {
-        int r = identity_get(&s->who, err);
-        if (r < 0)
-                return r;
-        s->workspace = realpath(o->project ? o->project : ".", NULL);
+        if (s->audit_fd >= 0)
+                return 0;
+        int r = s->audit_file ? 0 : audit_path(s->id, &s->audit_file, err);
+        return r < 0 ? r : audit_open(s->audit_file, &s->audit_fd, err);
+}
+
+int sandbox_for_workspace(struct sandbox *s, const char *workspace, struct umw_error **err)
+{
+        if (!s->workspace && !(s->workspace = strdup(workspace)))
+                return umw_fail_sys(err, ENOMEM, "workspace");
+        s->id = project_id(s->workspace);
+        if (!s->id || asprintf(&s->container_id, "umwelt-%s", s->id) < 0) {
+                s->container_id = NULL;
+                return umw_fail_sys(err, ENOMEM, "sandbox id");
+        }
+        return 0;
+}
+
+int sandbox_locate(struct sandbox *s, const char *project, struct umw_error **err)
+{
+        s->workspace = realpath(project ? project : ".", NULL);
         struct stat st;
         if (!s->workspace || stat(s->workspace, &st) < 0 || !S_ISDIR(st.st_mode))
                 return umw_fail(err, UMW_EXIT_USAGE, ENOENT, "-p %s: expected a project directory",
-                                o->project ? o->project : ".");
-        s->id = project_id(s->workspace);
-        if (!s->id || asprintf(&s->container_id, "umwelt-%s-run%d", s->id, getpid()) < 0)
-                return umw_fail_sys(err, ENOMEM, "sandbox id");
-        if ((r = open_audit(s, err)) < 0 || (r = load_policy(s, o, err)) < 0)
-                return r;
-        return compose(s, o, err);
+                                project ? project : ".");
+        return sandbox_for_workspace(s, s->workspace, err);
+}
+
+int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
+                    struct umw_error **err)
+{
+        int r = identity_get(&s->who, err);
+        if (r == 0)
+                r = sandbox_open_audit(s, err);
+        if (r == 0)
+                r = load_policy(s, o, err);
+        if (r == 0)
+                r = compose(s, o, long_lived, err);
+        if (r == 0 && geteuid() == 0 && s->who.uid == 0)
+                umw_log(UMW_LOG_WARNING,
+                        "running as root: the sandbox holds no capability in any set");
+        return r;
+}
+
+struct runtime_opts sandbox_runtime(const struct sandbox *s, const struct runtime_opts *rt)
+{
+        struct runtime_opts out = *rt;
+        if (s->who.rootless && s->policy.limits_best_effort) {
+                umw_log(UMW_LOG_WARNING,
+                        "limits are best-effort (the host floor allows it): no cgroup is required");
+                out.cgroup_manager = CGROUP_MANAGER_DISABLED;
+        }
+        return out;
+}
+
+/* {"id":..., "exit_status":N}: what run and exec print with --json after
+ * the command's own output. */
+void sandbox_print_exit(const char *id, int status)
+{
+        yajl_gen g = umw_jgen_new(false);
+        if (!g)
+                return;
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "id", id);
+        umw_jgen_key_int(g, "exit_status", status);
+        yajl_gen_map_close(g);
+        _cleanup_free_ char *text = umw_jgen_finish(g, NULL);
+        if (text)
+                printf("%s\n", text);
 }
 
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err)
 {
-        struct sandbox s = {.audit_fd = -1};
-        int r = prepare(&s, o, err);
+        struct sandbox s = SANDBOX_INIT;
+        int r = sandbox_locate(&s, o->project, err);
+        /* One-shot: its own id, so it runs next to the project's long-lived one. */
+        free(s.container_id);
+        if (r == 0 && asprintf(&s.container_id, "umwelt-%s-run%d", s.id, getpid()) < 0) {
+                s.container_id = NULL;
+                r = umw_fail_sys(err, ENOMEM, "sandbox id");
+        }
+        if (r == 0)
+                r = sandbox_compose(&s, o, false, err);
         if (r == 0) {
-                if (geteuid() == 0 && s.who.uid == 0)
-                        umw_log(UMW_LOG_WARNING,
-                                "running as root: the sandbox holds no capability in any set");
-                audit_start(&s, (const char *const *)o->args);
-                struct runtime_opts sandbox_rt = *rt;
-                if (s.who.rootless && s.policy.limits_best_effort) {
-                        umw_log(UMW_LOG_WARNING, "limits are best-effort (the host floor allows "
-                                                 "it): no cgroup is required");
-                        sandbox_rt.cgroup_manager = CGROUP_MANAGER_DISABLED;
-                }
+                sandbox_audit_start(&s, o->args[0]);
+                struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
                 struct create_opts co = {
                     .id = s.container_id, .bundle = s.bundle, .preserve_fds = o->preserve_fds};
                 r = container_run(&sandbox_rt, &co, exit_status, err);
                 char status[16];
                 snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
                 const char *kv[] = {"id", s.container_id, "status", status, NULL};
-                audit_event(&s, r < 0 ? "failed" : "stop", kv);
+                sandbox_audit(&s, r < 0 ? "failed" : "stop", kv);
+                if (r == 0 && o->json)
+                        sandbox_print_exit(s.container_id, *exit_status);
         }
         sandbox_release(&s);
         return r;

@@ -1,8 +1,9 @@
 /* The sandbox face: one closed sandbox per project. It never builds a
  * container itself: policy/ turns the layers, grants and preset into an OCI
- * config.json, and the runtime's own create/start/run builds it, exactly as
- * for podman (DESIGN.md, "Data flow"). Every start, grant, refusal and stop
- * goes to the project's audit log. */
+ * config.json, and the runtime's own create/start/run/exec/kill/delete build
+ * and end it, exactly as for podman (DESIGN.md, "Data flow"). Every start,
+ * grant, refusal, exec and stop goes to the project's audit log. Verbs print
+ * text for people, or with json exactly one JSON document on stdout. */
 #ifndef UMW_SANDBOX_H
 #define UMW_SANDBOX_H
 
@@ -21,12 +22,38 @@ struct sandbox_opts {
         const char *rootfs; /* --rootfs; NULL: the host's / read-only */
         char **args;        /* the command, NULL-terminated */
         int preserve_fds;   /* fds 3..3+N-1 pass to the command (doctor --deep) */
+        bool json;          /* --json */
+        bool tty;           /* exec -t */
+        const char *cwd;    /* exec --cwd; NULL: the workspace */
 };
 
 /* sandbox run: build, run the command, tear down; *exit_status is the
  * command's. */
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err);
+
+/* sandbox up: the project's long-lived sandbox, "umwelt-<project id>", made
+ * from the same config as run but with an init that runs nothing (the pause
+ * init of runtime/init.h). One that runs already is UMW_EXIT_EXISTS. */
+int sandbox_up(const struct runtime_opts *rt, const struct sandbox_opts *o, struct umw_error **err);
+/* sandbox exec: o->args in the running sandbox, with its own process's walls
+ * (runtime exec); *exit_status is the command's. Not running is
+ * UMW_EXIT_STATE, with how to start it. */
+int sandbox_exec(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
+                 struct umw_error **err);
+/* sandbox down: SIGTERM, SIGKILL after a grace period, delete, bundle gone.
+ * Not running is UMW_EXIT_STATE (what a dead one left is removed). */
+int sandbox_down(const struct runtime_opts *rt, const struct sandbox_opts *o,
+                 struct umw_error **err);
+/* sandbox status: the project's sandbox (running, stopped or absent). */
+int sandbox_status(const struct runtime_opts *rt, const struct sandbox_opts *o,
+                   struct umw_error **err);
+/* sandbox list: every sandbox in the runtime's state root. */
+int sandbox_list(const struct runtime_opts *rt, bool json, struct umw_error **err);
+/* sandbox gc: removes what dead sandboxes left; with idle_secs >= 0 also
+ * downs long-lived sandboxes with no exec for that long. */
+int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
+               struct umw_error **err);
 
 /* sandbox log: the project's audit log, as text (a line per event) or as
  * one JSON array of the events. */

@@ -40,8 +40,14 @@ static const struct verb verbs[] = {
     {"features", verb_features, "features"},
     {"spec", verb_spec, "spec [--rootless] [-b|--bundle DIR]"},
     {"sandbox", verb_sandbox,
-     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] -- CMD "
-     "[ARG...]"},
+     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]\n"
+     "                -- CMD [ARG...]\n"
+     "       sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]\n"
+     "       sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]\n"
+     "       sandbox down|status [-p DIR] [--json]\n"
+     "       sandbox list [--json]\n"
+     "       sandbox gc [--idle DURATION] [--json]\n"
+     "       sandbox log [-p DIR] [--json]"},
     {"doctor", verb_doctor, "doctor [--deep] [--json]"},
 };
 

@@ -1,88 +1,213 @@
-/* sandbox: the face for people and agents (src/sandbox.c does the work). */
+/* sandbox: the face for people and agents (src/sandbox.c, src/sandbox_life.c
+ * do the work). One option parser for every sub-verb; each accepts only its
+ * own options. */
 #include "verbs.h"
 #include "sandbox.h"
 #include "src/common/error.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS };
+enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON };
 
-static int parse_run(int argc, char **argv, struct sandbox_opts *o, struct umw_error **err)
+/* What a sub-verb accepts. */
+enum {
+        ACCEPT_PROJECT = 1 << 0, /* -p DIR */
+        ACCEPT_POLICY = 1 << 1,  /* --preset, --grant, --rootfs */
+        ACCEPT_TTY = 1 << 2,     /* -t, --cwd */
+        ACCEPT_IDLE = 1 << 3,    /* --idle DURATION */
+        NEEDS_COMMAND = 1 << 4,  /* -- CMD [ARG...] */
+};
+
+struct sub_verb {
+        const char *name;
+        unsigned accepts;
+        const char *usage;
+};
+
+static const struct sub_verb sub_verbs[] = {
+    {"run", ACCEPT_PROJECT | ACCEPT_POLICY | NEEDS_COMMAND,
+     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json] -- "
+     "CMD [ARG...]"},
+    {"up", ACCEPT_PROJECT | ACCEPT_POLICY,
+     "sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]"},
+    {"exec", ACCEPT_PROJECT | ACCEPT_TTY | NEEDS_COMMAND,
+     "sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]"},
+    {"down", ACCEPT_PROJECT, "sandbox down [-p DIR] [--json]"},
+    {"status", ACCEPT_PROJECT, "sandbox status [-p DIR] [--json]"},
+    {"list", 0, "sandbox list [--json]"},
+    {"gc", ACCEPT_IDLE, "sandbox gc [--idle DURATION] [--json]"},
+    {"log", ACCEPT_PROJECT, "sandbox log [-p DIR] [--json]"},
+};
+
+struct parsed {
+        struct sandbox_opts o;
+        long long idle_secs; /* -1: no --idle */
+};
+
+/* N followed by s, m, h or d: 90s, 30m, 2h, 1d. */
+static int parse_duration(const char *v, long long *secs, struct umw_error **err)
+{
+        static const struct {
+                char unit;
+                long long secs;
+        } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+        char *end = NULL;
+        errno = 0;
+        long long n = v[0] >= '0' && v[0] <= '9' ? strtoll(v, &end, 10) : -1;
+        for (size_t i = 0; n >= 0 && !errno && end && end[1] == '\0' && i < 4; i++)
+                if (*end == units[i].unit && n <= LLONG_MAX / units[i].secs) {
+                        *secs = n * units[i].secs;
+                        return 0;
+                }
+        return opts_usage_error(err, "sandbox gc",
+                                "--idle: expected a duration such as 90s, 30m, 2h or 1d, got '%s'",
+                                v);
+}
+
+static int add_grant(struct sandbox_opts *o, const char *grant, struct umw_error **err)
+{
+        const char **more = realloc(o->grants, (o->n_grants + 1) * sizeof(char *));
+        if (!more)
+                return umw_fail_sys(err, ENOMEM, "sandbox");
+        o->grants = more;
+        o->grants[o->n_grants++] = grant;
+        return 0;
+}
+
+/* Which ACCEPT_ flag an option needs; 0: every sub-verb takes it. */
+static unsigned option_needs(int c)
+{
+        switch (c) {
+        case 'p':
+                return ACCEPT_PROJECT;
+        case OPT_PRESET:
+        case OPT_GRANT:
+        case OPT_ROOTFS:
+                return ACCEPT_POLICY;
+        case 't':
+        case OPT_CWD:
+                return ACCEPT_TTY;
+        case OPT_IDLE:
+                return ACCEPT_IDLE;
+        default: /* OPT_JSON, and '?' refused before */
+                return 0;
+        }
+}
+
+static int apply_option(int c, const char *arg, struct parsed *p, struct umw_error **err)
+{
+        struct sandbox_opts *o = &p->o;
+        switch (c) {
+        case 'p':
+                o->project = arg;
+                return 0;
+        case OPT_PRESET:
+                o->preset = arg;
+                return 0;
+        case OPT_ROOTFS:
+                o->rootfs = arg;
+                return 0;
+        case OPT_GRANT:
+                return add_grant(o, arg, err);
+        case 't':
+                o->tty = true;
+                return 0;
+        case OPT_CWD:
+                o->cwd = arg;
+                return 0;
+        case OPT_IDLE:
+                return parse_duration(arg, &p->idle_secs, err);
+        default: /* OPT_JSON */
+                o->json = true;
+                return 0;
+        }
+}
+
+static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed *p,
+                 struct umw_error **err)
 {
         static const struct option longopts[] = {
             {"project", required_argument, NULL, 'p'},
             {"preset", required_argument, NULL, OPT_PRESET},
             {"grant", required_argument, NULL, OPT_GRANT},
             {"rootfs", required_argument, NULL, OPT_ROOTFS},
+            {"tty", no_argument, NULL, 't'},
+            {"cwd", required_argument, NULL, OPT_CWD},
+            {"idle", required_argument, NULL, OPT_IDLE},
+            {"json", no_argument, NULL, OPT_JSON},
             {0},
         };
+        char verb[32];
+        snprintf(verb, sizeof(verb), "sandbox %s", v->name);
         optind = 1;
         opterr = 0;
-        int c;
-        while ((c = getopt_long(argc, argv, "+p:", longopts, NULL)) != -1) {
-                if (c == 'p') {
-                        o->project = optarg;
-                } else if (c == OPT_PRESET) {
-                        o->preset = optarg;
-                } else if (c == OPT_ROOTFS) {
-                        o->rootfs = optarg;
-                } else if (c == OPT_GRANT) {
-                        const char **more = realloc(o->grants, (o->n_grants + 1) * sizeof(char *));
-                        if (!more)
-                                return umw_fail_sys(err, ENOMEM, "sandbox run");
-                        o->grants = more;
-                        o->grants[o->n_grants++] = optarg;
-                } else {
-                        return opts_usage_error(err, "sandbox run", "unknown option '%s'",
-                                                argv[optind - 1]);
-                }
+        int c, r = 0;
+        /* '+': everything after the options is the command, its options included. */
+        while (r == 0 && (c = getopt_long(argc, argv, "+:p:t", longopts, NULL)) != -1) {
+                unsigned needs = option_needs(c);
+                if (c == ':')
+                        r = opts_usage_error(err, verb, "'%s' expects a value; usage: %s",
+                                             argv[optind - 1], v->usage);
+                else if (c == '?' || (needs && !(v->accepts & needs)))
+                        r = opts_usage_error(err, verb, "unknown option '%s'; usage: %s",
+                                             argv[optind - 1], v->usage);
+                else
+                        r = apply_option(c, optarg, p, err);
         }
-        if (optind >= argc)
-                return opts_usage_error(err, "sandbox run", "expected -- CMD [ARG...]");
-        o->args = argv + optind;
+        if (r < 0)
+                return r;
+        if ((v->accepts & NEEDS_COMMAND) && optind >= argc)
+                return opts_usage_error(err, verb, "expected -- CMD [ARG...]; usage: %s", v->usage);
+        if (!(v->accepts & NEEDS_COMMAND) && optind < argc)
+                return opts_usage_error(err, verb, "unexpected argument '%s'; usage: %s",
+                                        argv[optind], v->usage);
+        p->o.args = argv + optind;
         return 0;
 }
 
-static int sandbox_log_verb(int argc, char **argv, struct umw_error **err)
+static int dispatch(struct global_opts *g, const struct sub_verb *v, struct parsed *p,
+                    struct umw_error **err)
 {
-        static const struct option longopts[] = {
-            {"project", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'}, {0}};
-        const char *project = NULL;
-        bool json = false;
-        optind = 1;
-        opterr = 0;
-        int c;
-        while ((c = getopt_long(argc, argv, "p:", longopts, NULL)) != -1) {
-                if (c == 'p')
-                        project = optarg;
-                else if (c == 'j')
-                        json = true;
-                else
-                        return opts_usage_error(err, "sandbox log", "unknown option '%s'",
-                                                argv[optind - 1]);
-        }
-        int r = opts_expect_args("sandbox log", argc, argv, optind, 0, 0, err);
-        return r < 0 ? r : sandbox_log(project, json, err);
+        int status = 0, r;
+        const struct sandbox_opts *o = &p->o;
+        if (strcmp(v->name, "run") == 0)
+                r = sandbox_run(&g->rt, o, &status, err);
+        else if (strcmp(v->name, "exec") == 0)
+                r = sandbox_exec(&g->rt, o, &status, err);
+        else if (strcmp(v->name, "up") == 0)
+                r = sandbox_up(&g->rt, o, err);
+        else if (strcmp(v->name, "down") == 0)
+                r = sandbox_down(&g->rt, o, err);
+        else if (strcmp(v->name, "status") == 0)
+                r = sandbox_status(&g->rt, o, err);
+        else if (strcmp(v->name, "list") == 0)
+                r = sandbox_list(&g->rt, o->json, err);
+        else if (strcmp(v->name, "gc") == 0)
+                r = sandbox_gc(&g->rt, p->idle_secs, o->json, err);
+        else
+                r = sandbox_log(o->project, o->json, err);
+        return r < 0 ? r : status;
 }
 
 VERB(sandbox)
 {
-        if (argc >= 2 && strcmp(argv[1], "log") == 0)
-                return sandbox_log_verb(argc - 1, argv + 1, err);
-        if (argc < 2 || strcmp(argv[1], "run") != 0)
-                return opts_usage_error(
-                    err, "sandbox",
-                    "expected: sandbox log [-p DIR] [--json], or sandbox run [-p DIR] "
-                    "[--preset NAME] [--grant PATH[:ro|:rw]] "
-                    "[--rootfs DIR] -- CMD [ARG...]");
-        struct sandbox_opts o = {0};
-        int status = 0;
-        int r = parse_run(argc - 1, argv + 1, &o, err);
+        const struct sub_verb *v = NULL;
+        for (size_t i = 0; argc >= 2 && i < sizeof(sub_verbs) / sizeof(sub_verbs[0]); i++)
+                if (strcmp(argv[1], sub_verbs[i].name) == 0)
+                        v = &sub_verbs[i];
+        if (!v)
+                return opts_usage_error(err, "sandbox",
+                                        "expected run, up, exec, down, status, list, gc or log "
+                                        "(see umwelt-run sandbox --help)");
+        struct parsed p = {.idle_secs = -1};
+        int r = parse(v, argc - 1, argv + 1, &p, err);
         if (r == 0)
-                r = sandbox_run(&g->rt, &o, &status, err);
-        free(o.grants);
-        return r < 0 ? r : status;
+                r = dispatch(g, v, &p, err);
+        free(p.o.grants);
+        return r;
 }

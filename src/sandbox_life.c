@@ -1,0 +1,578 @@
+/* The long-lived sandbox: up, exec, down, status, list, gc. A sandbox is the
+ * runtime's container "umwelt-<project id>" whose config carries the
+ * sandbox's annotations; everything here is found in and done through the
+ * runtime's own state and verbs. */
+#include "sandbox_int.h"
+#include "runtime/exec.h"
+#include "runtime/init.h"
+#include "runtime/selfexe.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/json.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long down and gc --idle give a sandbox to end on SIGTERM. */
+#define STOP_GRACE_MS 3000
+
+/* One sandbox as the runtime's state describes it; strings point into tree. */
+struct life {
+        yajl_val tree;
+        const char *id, *status, *bundle, *started, *workspace, *preset, *init;
+        yajl_val grants; /* parsed ANNOTATION_GRANTS, owned */
+        long long pid;
+        bool found; /* the runtime has a state for it */
+};
+
+static void life_release(struct life *l)
+{
+        if (l->tree)
+                yajl_tree_free(l->tree);
+        if (l->grants)
+                yajl_tree_free(l->grants);
+        *l = (struct life){0};
+}
+
+static const char *str_member(yajl_val obj, const char *key)
+{
+        yajl_val v = umw_json_member(obj, key);
+        return YAJL_IS_STRING(v) ? v->u.string : NULL;
+}
+
+/* Reads one container's state document (st, owned elsewhere). */
+static void life_from_state(yajl_val st, struct life *l)
+{
+        yajl_val ann = umw_json_member(st, "annotations");
+        yajl_val pid = umw_json_member(st, "pid");
+        l->found = true;
+        l->id = str_member(st, "id");
+        l->status = str_member(st, "status");
+        l->bundle = str_member(st, "bundle");
+        l->started = str_member(st, "created");
+        l->pid = YAJL_IS_INTEGER(pid) ? pid->u.number.i : 0;
+        l->workspace = str_member(ann, ANNOTATION_PROJECT);
+        l->preset = str_member(ann, ANNOTATION_PRESET);
+        l->init = str_member(ann, INIT_ANNOTATION);
+        const char *grants = str_member(ann, ANNOTATION_GRANTS);
+        l->grants = grants ? yajl_tree_parse(grants, NULL, 0) : NULL;
+}
+
+static bool life_live(const struct life *l)
+{
+        return strcmp(l->status, "absent") != 0 && strcmp(l->status, "stopped") != 0;
+}
+
+/* The state of container id; status "absent" when it has none. */
+static int life_lookup(const struct runtime_opts *rt, const char *id, struct life *l,
+                       struct umw_error **err)
+{
+        *l = (struct life){.id = id, .status = "absent"};
+        _cleanup_free_ char *json = NULL;
+        int r = container_state(rt, id, &json, err);
+        if (r < 0 && (*err)->kind == UMW_EXIT_NOTFOUND) {
+                umw_error_freep(err);
+                return 0;
+        }
+        if (r == 0)
+                r = umw_json_parse(json, "state", &l->tree, err);
+        if (r < 0)
+                return r;
+        life_from_state(l->tree, l);
+        if (!l->status)
+                l->status = "stopped";
+        return 0;
+}
+
+/* ------------------------------------------------------------ last exec */
+
+static void touch_last_exec(const char *bundle)
+{
+        _cleanup_close_ int dirfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd =
+            dirfd < 0 ? -1
+                      : openat(dirfd, LAST_EXEC_FILE,
+                               O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0 || futimens(fd, NULL) < 0)
+                umw_warn("%s/%s: cannot record the time of this exec: %s", bundle, LAST_EXEC_FILE,
+                         strerror(errno));
+}
+
+/* When the last exec (or the up) was, 0 when unknown. */
+static time_t last_exec(const struct life *l)
+{
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", l->bundle ? l->bundle : "", LAST_EXEC_FILE);
+        return l->bundle && stat(path, &st) == 0 ? st.st_mtime : 0;
+}
+
+static void format_time(time_t t, char *buf, size_t len)
+{
+        struct tm tm;
+        if (!t || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+                snprintf(buf, len, "%s", "");
+}
+
+/* ------------------------------------------------------------ output */
+
+static void gen_grants(yajl_gen g, const struct life *l)
+{
+        umw_jgen_key(g, "grants");
+        if (YAJL_IS_ARRAY(l->grants)) {
+                sandbox_jgen_value(g, l->grants);
+        } else {
+                yajl_gen_array_open(g);
+                yajl_gen_array_close(g);
+        }
+}
+
+static void gen_life(yajl_gen g, const struct life *l, const char *workspace)
+{
+        char when[64];
+        format_time(last_exec(l), when, sizeof(when));
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "id", l->id);
+        umw_jgen_key_str(g, "workspace", workspace);
+        umw_jgen_key_str(g, "status", l->status);
+        umw_jgen_key_int(g, "pid", life_live(l) ? l->pid : 0);
+        if (l->found) {
+                umw_jgen_key_str(g, "kind", l->init ? "up" : "run");
+                umw_jgen_key_str(g, "started", l->started ? l->started : "");
+                umw_jgen_key_str(g, "last_exec", when);
+                umw_jgen_key_str(g, "preset", l->preset ? l->preset : "");
+                gen_grants(g, l);
+        }
+        yajl_gen_map_close(g);
+}
+
+static int print_json(yajl_gen g, struct umw_error **err)
+{
+        _cleanup_free_ char *text = umw_jgen_finish(g, NULL);
+        if (!text)
+                return umw_fail_sys(err, ENOMEM, "json output");
+        size_t len = strlen(text);
+        printf("%s%s", text, len && text[len - 1] == '\n' ? "" : "\n");
+        return 0;
+}
+
+static void print_grants(const struct life *l)
+{
+        size_t n = YAJL_IS_ARRAY(l->grants) ? l->grants->u.array.len : 0;
+        printf("grants:    %s", n ? "" : "none");
+        for (size_t i = 0; i < n; i++) {
+                yajl_val g = l->grants->u.array.values[i];
+                const char *path = str_member(g, "path"), *mode = str_member(g, "mode");
+                printf("%s%s (%s)", i ? ", " : "", path ? path : "?", mode ? mode : "?");
+        }
+        putchar('\n');
+}
+
+static void print_life(const struct life *l, const char *workspace)
+{
+        printf("id:        %s\nworkspace: %s\nstatus:    %s\n", l->id, workspace, l->status);
+        if (!l->found)
+                return;
+        char when[64];
+        format_time(last_exec(l), when, sizeof(when));
+        if (life_live(l))
+                printf("pid:       %lld\n", l->pid);
+        printf("kind:      %s\nstarted:   %s\n", l->init ? "up" : "run",
+               l->started ? l->started : "");
+        if (when[0])
+                printf("last exec: %s\n", when);
+        printf("preset:    %s\n", l->preset ? l->preset : "");
+        print_grants(l);
+}
+
+static int report(const struct life *l, const char *workspace, bool json, struct umw_error **err)
+{
+        if (!json) {
+                print_life(l, workspace);
+                return 0;
+        }
+        yajl_gen g = umw_jgen_new(true);
+        if (!g)
+                return umw_fail_sys(err, ENOMEM, "json output");
+        gen_life(g, l, workspace);
+        return print_json(g, err);
+}
+
+/* The project's sandbox as the runtime has it now. */
+static int report_sandbox(const struct runtime_opts *rt, const struct sandbox *s, bool json,
+                          struct umw_error **err)
+{
+        struct life l;
+        int r = life_lookup(rt, s->container_id, &l, err);
+        if (r == 0)
+                r = report(&l, s->workspace, json, err);
+        life_release(&l);
+        return r;
+}
+
+/* ------------------------------------------------------------ ending */
+
+/* Waits up to ms for pid to exit; it need not be our child. */
+static void wait_exit(pid_t pid, int ms)
+{
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        while (pidfd >= 0 && poll(&p, 1, ms) < 0 && errno == EINTR)
+                ;
+}
+
+/* What a sandbox whose init is gone left: state directory, cgroup, bundle. */
+static int remove_dead(const struct runtime_opts *rt, const struct life *l, struct umw_error **err)
+{
+        int r = container_delete(rt, l->id, true, err);
+        if (r == 0 && l->bundle)
+                sandbox_remove_bundle(l->bundle, l->id);
+        return r;
+}
+
+/* SIGTERM ends the pause init, and with it every process of its pid
+ * namespace; a sandbox still there after the grace period gets SIGKILL from
+ * delete --force. */
+static int stop(const struct runtime_opts *rt, const struct life *l, struct umw_error **err)
+{
+        _cleanup_error_ struct umw_error *gone = NULL;
+        if (container_kill(rt, l->id, SIGTERM, false, &gone) == 0)
+                wait_exit((pid_t)l->pid, STOP_GRACE_MS);
+        return remove_dead(rt, l, err);
+}
+
+static void audit_stop(struct sandbox *s, const char *id, const char *reason)
+{
+        const char *kv[] = {"id", id, "reason", reason, NULL};
+        sandbox_audit(s, "stop", kv);
+}
+
+static int not_running(const struct sandbox *s, struct umw_error **err)
+{
+        return umw_fail(err, UMW_EXIT_STATE, ESRCH,
+                        "no sandbox is running for %s: start it with umwelt-run sandbox up -p %s",
+                        s->workspace, s->workspace);
+}
+
+/* ------------------------------------------------------------ up */
+
+static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
+                            struct umw_error **err)
+{
+        sandbox_audit_start(s, NULL);
+        struct runtime_opts sandbox_rt = sandbox_runtime(s, rt);
+        struct create_opts co = {.id = s->container_id, .bundle = s->bundle};
+        int r = container_create(&sandbox_rt, &co, err);
+        if (r < 0 && (*err)->kind == UMW_EXIT_EXISTS)
+                s->keep_bundle = true; /* another up made it in between: its bundle */
+        if (r == 0 && (r = container_start(&sandbox_rt, s->container_id, err)) < 0) {
+                _cleanup_error_ struct umw_error *ignored = NULL;
+                container_delete(&sandbox_rt, s->container_id, true, &ignored);
+        }
+        if (r < 0) {
+                const char *kv[] = {"id", s->container_id, "error", (*err)->msg, NULL};
+                sandbox_audit(s, "failed", kv);
+        }
+        return r;
+}
+
+/* A sandbox already there: a live one is refused, a dead one's leftovers go. */
+static int clear_the_way(const struct runtime_opts *rt, struct sandbox *s, struct umw_error **err)
+{
+        struct life l;
+        int r = life_lookup(rt, s->container_id, &l, err);
+        if (r == 0 && life_live(&l))
+                r = umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
+                             "sandbox %s for %s is %s already (pid %lld): run commands with "
+                             "umwelt-run sandbox exec -p %s -- CMD, or end it with sandbox down",
+                             l.id, s->workspace, l.status, l.pid, s->workspace);
+        else if (r == 0 && l.found && (r = remove_dead(rt, &l, err)) == 0)
+                audit_stop(s, l.id, "dead");
+        life_release(&l);
+        return r;
+}
+
+int sandbox_up(const struct runtime_opts *rt, const struct sandbox_opts *o, struct umw_error **err)
+{
+        struct sandbox s = SANDBOX_INIT;
+        int r = sandbox_locate(&s, o->project, err);
+        if (r == 0)
+                r = sandbox_open_audit(&s, err);
+        if (r == 0)
+                r = clear_the_way(rt, &s, err);
+        if (r == 0)
+                r = sandbox_compose(&s, o, true, err);
+        if (r == 0)
+                r = create_and_start(&s, rt, err);
+        if (r == 0) {
+                s.keep_bundle = true;
+                touch_last_exec(s.bundle);
+                r = report_sandbox(rt, &s, o->json, err);
+        }
+        sandbox_release(&s);
+        return r;
+}
+
+/* ------------------------------------------------------------ exec */
+
+/* The command as one line for the audit log, cut at a sane length. */
+static void join_args(char *const *args, char *buf, size_t len)
+{
+        size_t n = 0;
+        buf[0] = '\0';
+        for (; *args && n + 1 < len; args++)
+                n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", *args);
+}
+
+static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, struct sandbox *s,
+                   int *exit_status, struct umw_error **err)
+{
+        struct life l;
+        int r = life_lookup(rt, s->container_id, &l, err);
+        if (r == 0 && !life_live(&l))
+                r = not_running(s, err);
+        if (r == 0) {
+                char command[4096];
+                join_args(o->args, command, sizeof(command));
+                const char *kv[] = {"id", l.id, "command", command, NULL};
+                sandbox_audit(s, "exec", kv);
+                touch_last_exec(l.bundle);
+                struct exec_opts eo = {
+                    .id = l.id,
+                    .args = o->args,
+                    .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),
+                    .tty_set = true,
+                    .cwd = o->cwd,
+                };
+                r = container_exec(rt, &eo, exit_status, err);
+                touch_last_exec(l.bundle);
+        }
+        if (r == 0 && o->json)
+                sandbox_print_exit(l.id, *exit_status);
+        life_release(&l);
+        return r;
+}
+
+int sandbox_exec(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
+                 struct umw_error **err)
+{
+        *exit_status = 0;
+        /* Root's sandbox has no user namespace, so the runtime's exec re-execs
+         * umwelt-run from a sealed copy (selfexe.h); done first, so the audit
+         * line is written once. */
+        int r = geteuid() == 0 ? selfexe_reexec_sealed(rt->argv, err) : 0;
+        struct sandbox s = SANDBOX_INIT;
+        if (r == 0)
+                r = sandbox_locate(&s, o->project, err);
+        if (r == 0)
+                r = sandbox_open_audit(&s, err);
+        if (r == 0)
+                r = exec_in(rt, o, &s, exit_status, err);
+        sandbox_release(&s);
+        return r;
+}
+
+/* ------------------------------------------------------------ down, status */
+
+static int down_found(const struct runtime_opts *rt, struct sandbox *s, const struct life *l,
+                      bool json, struct umw_error **err)
+{
+        if (!l->found)
+                return not_running(s, err);
+        if (!life_live(l)) {
+                int r = remove_dead(rt, l, err);
+                if (r < 0)
+                        return r;
+                audit_stop(s, l->id, "dead");
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH,
+                                "sandbox %s for %s was not running (its init was gone): removed "
+                                "what it left",
+                                l->id, s->workspace);
+        }
+        int r = stop(rt, l, err);
+        if (r < 0)
+                return r;
+        audit_stop(s, l->id, "down");
+        struct life gone = {.id = l->id, .status = "absent"};
+        if (json)
+                return report(&gone, s->workspace, true, err);
+        printf("sandbox %s for %s is down\n", l->id, s->workspace);
+        return 0;
+}
+
+int sandbox_down(const struct runtime_opts *rt, const struct sandbox_opts *o,
+                 struct umw_error **err)
+{
+        struct sandbox s = SANDBOX_INIT;
+        struct life l = {0};
+        int r = sandbox_locate(&s, o->project, err);
+        if (r == 0)
+                r = sandbox_open_audit(&s, err);
+        if (r == 0)
+                r = life_lookup(rt, s.container_id, &l, err);
+        if (r == 0)
+                r = down_found(rt, &s, &l, o->json, err);
+        life_release(&l);
+        sandbox_release(&s);
+        return r;
+}
+
+int sandbox_status(const struct runtime_opts *rt, const struct sandbox_opts *o,
+                   struct umw_error **err)
+{
+        struct sandbox s = SANDBOX_INIT;
+        int r = sandbox_locate(&s, o->project, err);
+        if (r == 0)
+                r = report_sandbox(rt, &s, o->json, err);
+        sandbox_release(&s);
+        return r;
+}
+
+/* ------------------------------------------------------------ list, gc */
+
+/* Calls each for every sandbox in the state root (containers with the
+ * sandbox's project annotation); a negative return stops. */
+typedef int (*life_fn)(const struct life *l, void *ctx, struct umw_error **err);
+
+static int for_each_sandbox(const struct runtime_opts *rt, life_fn each, void *ctx,
+                            struct umw_error **err)
+{
+        _cleanup_free_ char *json = NULL;
+        yajl_val list = NULL;
+        int r = container_list(rt, false, &json, err);
+        if (r == 0)
+                r = umw_json_parse(json, "state list", &list, err);
+        for (size_t i = 0; r == 0 && YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+                struct life l = {0};
+                life_from_state(list->u.array.values[i], &l);
+                if (l.workspace && l.id && l.status)
+                        r = each(&l, ctx, err);
+                if (l.grants)
+                        yajl_tree_free(l.grants);
+        }
+        if (list)
+                yajl_tree_free(list);
+        return r;
+}
+
+static int list_text(const struct life *l, void *ctx, struct umw_error **err)
+{
+        printf("%-32s %-8s %-8lld %-21.19s %s\n", l->id, l->status, life_live(l) ? l->pid : 0,
+               l->started ? l->started : "", l->workspace);
+        return 0;
+}
+
+static int list_json(const struct life *l, void *ctx, struct umw_error **err)
+{
+        gen_life(ctx, l, l->workspace);
+        return 0;
+}
+
+int sandbox_list(const struct runtime_opts *rt, bool json, struct umw_error **err)
+{
+        if (!json) {
+                printf("%-32s %-8s %-8s %-21s %s\n", "ID", "STATUS", "PID", "STARTED", "WORKSPACE");
+                return for_each_sandbox(rt, list_text, NULL, err);
+        }
+        yajl_gen g = umw_jgen_new(true);
+        if (!g)
+                return umw_fail_sys(err, ENOMEM, "json output");
+        yajl_gen_array_open(g);
+        int r = for_each_sandbox(rt, list_json, g, err);
+        yajl_gen_array_close(g);
+        if (r < 0) {
+                yajl_gen_free(g);
+                return r;
+        }
+        return print_json(g, err);
+}
+
+struct gc {
+        const struct runtime_opts *rt;
+        long long idle_secs; /* < 0: no --idle */
+        bool json;
+        yajl_gen g; /* json: the "removed" array */
+        size_t removed, failed;
+};
+
+static void gc_record(struct gc *gc, const struct life *l, const char *reason, long long idle)
+{
+        struct sandbox s = SANDBOX_INIT;
+        _cleanup_error_ struct umw_error *no_log = NULL;
+        if (sandbox_for_workspace(&s, l->workspace, &no_log) < 0 ||
+            sandbox_open_audit(&s, &no_log) < 0)
+                umw_warn("%s: no audit line for this gc: %s", l->workspace, no_log->msg);
+        audit_stop(&s, l->id, reason);
+        sandbox_release(&s);
+        gc->removed++;
+        if (!gc->json) {
+                if (idle >= 0)
+                        printf("downed %s (%s): no exec for %llds\n", l->id, l->workspace, idle);
+                else
+                        printf("removed %s (%s): its init was gone\n", l->id, l->workspace);
+                return;
+        }
+        yajl_gen_map_open(gc->g);
+        umw_jgen_key_str(gc->g, "id", l->id);
+        umw_jgen_key_str(gc->g, "workspace", l->workspace);
+        umw_jgen_key_str(gc->g, "reason", reason);
+        yajl_gen_map_close(gc->g);
+}
+
+/* One sandbox that cannot be removed does not keep gc from the others. */
+static int gc_one(const struct life *l, void *ctx, struct umw_error **unused)
+{
+        struct gc *gc = ctx;
+        _cleanup_error_ struct umw_error *err = NULL;
+        time_t last = last_exec(l);
+        long long idle = last ? (long long)(time(NULL) - last) : -1;
+        bool dead = strcmp(l->status, "stopped") == 0;
+        bool idle_long = gc->idle_secs >= 0 && l->init && strcmp(l->status, "running") == 0 &&
+                         idle >= gc->idle_secs;
+        int r = dead ? remove_dead(gc->rt, l, &err) : idle_long ? stop(gc->rt, l, &err) : 1;
+        if (r == 0) {
+                gc_record(gc, l, dead ? "dead" : "idle", dead ? -1 : idle);
+        } else if (r < 0) {
+                umw_warn("gc %s: %s", l->id, err->msg);
+                gc->failed++;
+        }
+        return 0;
+}
+
+int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
+               struct umw_error **err)
+{
+        struct gc gc = {.rt = rt, .idle_secs = idle_secs, .json = json};
+        if (json) {
+                if (!(gc.g = umw_jgen_new(true)))
+                        return umw_fail_sys(err, ENOMEM, "json output");
+                yajl_gen_map_open(gc.g);
+                umw_jgen_key(gc.g, "removed");
+                yajl_gen_array_open(gc.g);
+        }
+        int r = for_each_sandbox(rt, gc_one, &gc, err);
+        if (json) {
+                yajl_gen_array_close(gc.g);
+                yajl_gen_map_close(gc.g);
+                if (r < 0)
+                        yajl_gen_free(gc.g);
+                else
+                        r = print_json(gc.g, err);
+        } else if (r == 0 && gc.removed == 0 && gc.failed == 0) {
+                printf("nothing to remove\n");
+        }
+        if (r == 0 && gc.failed)
+                r = umw_fail(err, UMW_EXIT_FAILURE, EBUSY,
+                             "gc: %zu sandbox(es) could not be removed (see above)", gc.failed);
+        return r;
+}
