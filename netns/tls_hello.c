@@ -151,10 +151,12 @@ static int take_record(const unsigned char *buf, size_t len, size_t *pos, unsign
         struct reader r = {buf + *pos, len - *pos};
         size_t type, major, minor;
         struct reader frag;
-        if (!take_uint(&r, 1, &type) || !take_uint(&r, 1, &major) || !take_uint(&r, 1, &minor))
+        if (!take_uint(&r, 1, &type))
                 return -EAGAIN;
         if (type != TLS_HANDSHAKE)
                 return refuse(out, *pos == 0 ? -EPROTO : -EINVAL, "record: not a handshake record");
+        if (!take_uint(&r, 1, &major) || !take_uint(&r, 1, &minor))
+                return -EAGAIN;
         if (major != 3 || minor > 4)
                 return refuse(out, -EINVAL, "record: version is not 3.0-3.4");
         size_t rlen;
