@@ -97,14 +97,10 @@ struct deep {
  * when root came through sudo. */
 static int give_to_sudo_caller(const char *path, struct umw_error **err)
 {
-        const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-        if (geteuid() != 0 || !u || !g || !*u || !*g)
-                return 0;
-        char *end_u, *end_g;
-        unsigned long uid = strtoul(u, &end_u, 10), gid = strtoul(g, &end_g, 10);
-        if (*end_u || *end_g)
-                return 0;
-        return chown(path, (uid_t)uid, (gid_t)gid) < 0 ? umw_fail_errno(err, "chown %s", path) : 0;
+        struct doctor_user w = doctor_invoking_user();
+        if (w.sudo && chown(path, w.uid, w.gid) < 0)
+                return umw_fail_errno(err, "chown %s", path);
+        return 0;
 }
 
 static int make_dirs(struct deep *d, struct umw_error **err)

@@ -46,32 +46,11 @@ static long read_knob(const char *path)
         return v;
 }
 
-/* Whose sandbox this is: the user, or the sudo caller when root came
- * through sudo (as sandbox run decides). */
-struct who {
-        uid_t uid;
-        gid_t gid;
-        bool drop; /* root probing for its sudo caller */
-};
-
-static struct who invoking_user(void)
-{
-        struct who w = {.uid = getuid(), .gid = getgid()};
-        const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-        char *end_u = NULL, *end_g = NULL;
-        if (geteuid() == 0 && u && g && *u && *g) {
-                unsigned long uid = strtoul(u, &end_u, 10), gid = strtoul(g, &end_g, 10);
-                if (!*end_u && !*end_g && uid != 0)
-                        w = (struct who){.uid = (uid_t)uid, .gid = (gid_t)gid, .drop = true};
-        }
-        return w;
-}
-
 /* ---------------------------------------------------------------- user namespaces */
 
-static int become(const struct who *w)
+static int become(const struct doctor_user *w)
 {
-        if (w->drop && (setgroups(0, NULL) < 0 || setresgid(w->gid, w->gid, w->gid) < 0 ||
+        if (w->sudo && (setgroups(0, NULL) < 0 || setresgid(w->gid, w->gid, w->gid) < 0 ||
                         setresuid(w->uid, w->uid, w->uid) < 0))
                 return errno;
         return 0;
@@ -123,7 +102,7 @@ static void userns_fix(char *fix, size_t size, long max, long clone_knob, long a
 
 static void check_userns(struct doctor_report *r)
 {
-        struct who w = invoking_user();
+        struct doctor_user w = doctor_invoking_user();
         long max = read_knob("/proc/sys/user/max_user_namespaces");
         long clone_knob = read_knob("/proc/sys/kernel/unprivileged_userns_clone");
         long apparmor = read_knob("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
@@ -270,11 +249,11 @@ static void check_nftables(struct doctor_report *r)
 
 /* ---------------------------------------------------------------- policy */
 
-static const char *invoking_home(const struct who *w)
+static const char *invoking_home(const struct doctor_user *w)
 {
         const char *home = getenv("HOME");
         struct passwd *pw = getpwuid(w->uid);
-        if (w->drop || !home || home[0] != '/')
+        if (w->sudo || !home || home[0] != '/')
                 home = pw ? pw->pw_dir : NULL;
         return home;
 }
@@ -285,7 +264,7 @@ static const char *invoking_home(const struct who *w)
  * success *pc holds the policy. */
 static bool check_policy(struct doctor_report *r, struct policy_config *pc)
 {
-        struct who w = invoking_user();
+        struct doctor_user w = doctor_invoking_user();
         const char *home = invoking_home(&w);
         struct policy_paths paths = {.floor = FLOOR_PATH, .project = "/proc/self/.umwelt.toml"};
         _cleanup_error_ struct umw_error *err = NULL;

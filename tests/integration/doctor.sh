@@ -53,6 +53,8 @@ capture_split "$RT" --root "$T_ROOT" doctor --bogus
 t_eq "doctor --bogus: exit 2" 2 "$T_RC" "$T_ERR"
 capture_split "$RT" --root "$T_ROOT" doctor --deep --inside
 t_eq "doctor --deep --inside: exit 2" 2 "$T_RC" "$T_ERR"
+capture_split "$RT" --root "$T_ROOT" doctor --workspace /tmp
+t_eq "doctor --workspace without --inside: exit 2" 2 "$T_RC" "$T_ERR"
 
 # A floor that is not root's alone is refused by sandbox run, so doctor
 # fails naming it; so does one that does not parse.
@@ -88,6 +90,13 @@ t_eq "... no state left under the runtime root" "" "$(ls -A "$T_ROOT")"
 t_eq "... no audit log left" "" "$(ls -A "$XDG_STATE_HOME")"
 t_eq "... no bundle left" "$bundles_before" "$(ls -A /run/umwelt/bundles 2>/dev/null | grep -c doctor)"
 t_eq "... no process left" "" "$(pgrep -f -- 'doctor --inside')"
+
+# Root through sudo: the sandbox runs as the caller, in a workspace of theirs.
+capture_split env TMPDIR="$T_TMP/tmpdir" SUDO_UID="$U" SUDO_GID="$G" "$RT" --root "$T_ROOT" doctor --deep
+t_eq "doctor --deep through sudo: exit 0" 0 "$T_RC" "$T_OUT" "$T_ERR"
+t_match "... user namespaces probed as the caller" "^ok +user namespaces: uid $U " "$(line "user namespaces")"
+t_eq "... no temporary directory left" "" "$(ls -A "$T_TMP/tmpdir")"
+t_eq "... no state left under the runtime root" "" "$(ls -A "$T_ROOT")"
 
 capture_split env TMPDIR="$T_TMP/tmpdir" "$RT" --root "$T_ROOT" doctor --deep --json
 t_eq "doctor --deep --json: the inside checks, all ok" "8 True" "$("$PY" -c '
