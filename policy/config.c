@@ -19,10 +19,11 @@
  * does not allow "dev".
  *
  * A project may write an [egress] table (enabled, allow, deny): enabling it
- * where the floor forbids egress is refused here; the rules are kept as
- * written for the network code to validate. [ingress] is refused as not
+ * where the floor forbids egress is refused here; each rule is checked with
+ * egress_rule_parse() and kept as written. [ingress] is refused as not
  * supported yet. */
 #include "policy/config.h"
+#include "policy/egress_rules.h"
 #include "policy/presets.h"
 #include "policy/toml.h"
 #include "src/common/cleanup.h"
@@ -557,6 +558,23 @@ static int strings_copy(const struct toml_value *t, const char *key, const char 
         return r;
 }
 
+/* Each egress rule is parsed as the file is loaded, so a bad one is reported
+ * where it is written rather than when the gateway starts. */
+static int check_egress_rules(const struct toml_value *e, const char *key, const char *file,
+                              struct umw_error **err)
+{
+        const struct toml_value *a = toml_table_get(e, key);
+        for (size_t i = 0; a && i < a->array.n; i++) {
+                const struct toml_value *v = a->array.items[i];
+                struct egress_rule rule;
+                if (egress_rule_parse(v->string, &rule, err) < 0)
+                        return umw_error_prefix(err, "%s:%u:%u: egress.%s[%zu]", file, v->line,
+                                                v->column, key, i);
+                egress_rule_free(&rule);
+        }
+        return 0;
+}
+
 static int load_egress(struct loader *l, const struct toml_value *t, struct umw_error **err)
 {
         static const char *const keys[] = {"enabled", "allow", "deny", NULL};
@@ -569,7 +587,9 @@ static int load_egress(struct loader *l, const struct toml_value *t, struct umw_
         if ((r = toml_check_keys(e, keys, file, err)) < 0 ||
             (r = toml_get(e, "enabled", TOML_BOOL, file, &enabled, err)) < 0 ||
             (r = strings_copy(e, "allow", file, &c->egress_allow, err)) < 0 ||
-            (r = strings_copy(e, "deny", file, &c->egress_deny, err)) < 0)
+            (r = strings_copy(e, "deny", file, &c->egress_deny, err)) < 0 ||
+            (r = check_egress_rules(e, "allow", file, err)) < 0 ||
+            (r = check_egress_rules(e, "deny", file, err)) < 0)
                 return r;
         c->egress_enabled = enabled && enabled->boolean;
         if (c->egress_enabled && !c->egress_allowed)

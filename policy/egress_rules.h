@@ -10,9 +10,10 @@
 //   HOST     "example.com" (that name only), "*.example.com" (its subdomains
 //            at any depth, never example.com itself), an IPv4 address in any
 //            inet_aton form, or "[2001:db8::1]". Canonicalised as
-//            egress_host_canon() does. An address rule matches exactly that
-//            address (no prefixes) and is the only way to allow a request to,
-//            or a dialled address in, a class other than public.
+//            egress_host_canon() does; no scheme. An address rule matches
+//            exactly that address ("10.0.0.0/8" is refused) and is the only
+//            way to allow a request to, or a dialled address in, a class
+//            other than public.
 //   PORT     ":1"-":65535". Absent: 80 and 443.
 //   PATH     starts with '/': a glob over the canonical path (see
 //            egress_path_canon; the query is never matched). Segment by

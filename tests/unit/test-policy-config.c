@@ -494,7 +494,7 @@ Test(policy_config, project_every_key)
                                  "\n"
                                  "[egress]\n"
                                  "enabled = false\n"
-                                 "allow = [\"crates.io\", \"GET https://x/y\"]\n"
+                                 "allow = [\"crates.io\", \"GET x.example/y\"]\n"
                                  "deny = []\n");
         struct policy_config c = {0};
         load_ok(&c);
@@ -511,7 +511,7 @@ Test(policy_config, project_every_key)
         snprintf(origin, sizeof(origin), "%s:8:3", project_path);
         cr_assert_str_eq(c.grants[1].origin, origin);
         cr_assert_not(c.egress_enabled);
-        assert_strv(c.egress_allow, (const char *const[]){"crates.io", "GET https://x/y", NULL});
+        assert_strv(c.egress_allow, (const char *const[]){"crates.io", "GET x.example/y", NULL});
         assert_strv(c.egress_deny, (const char *const[]){NULL});
         policy_config_free(&c);
 }
@@ -527,12 +527,12 @@ Test(policy_config, project_egress_where_the_floor_allows_it)
 {
         need_root();
         write_file(floor_path, "egress = true\n");
-        write_file(project_path, "[egress]\nenabled = true\ndeny = [\"10.0.0.0/8\"]\n");
+        write_file(project_path, "[egress]\nenabled = true\ndeny = [\"10.0.0.8\"]\n");
         struct policy_config c = {0};
         load_ok(&c);
         cr_assert(c.egress_enabled);
         cr_assert_null(c.egress_allow);
-        assert_strv(c.egress_deny, (const char *const[]){"10.0.0.0/8", NULL});
+        assert_strv(c.egress_deny, (const char *const[]){"10.0.0.8", NULL});
         policy_config_free(&c);
         write_file(floor_path, "egress = false\n");
         load_fails(
