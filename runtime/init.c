@@ -1,26 +1,26 @@
-#include "init.h"
 #include "caps.h"
 #include "console.h"
 #include "devices.h"
 #include "hooks.h"
+#include "init.h"
 #include "mounts.h"
 #include "namespaces.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
 #include "spec.h"
-#include "state.h"
-#include "sync.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
 #include "src/common/json.h"
+#include "state.h"
+#include "sync.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,7 +300,8 @@ static int apply_process(const struct spec_process *p, struct seccomp_filter *fi
                 return umw_fail_errno(err, "set no_new_privs");
         if ((r = process_chdir(p, err)) < 0)
                 return r;
-        /* umwelt-run blocks signals while it supervises; the workload starts clean. */
+        /* umwelt-run blocks signals while it supervises; the workload starts clean.
+         */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -351,23 +352,57 @@ __attribute__((noreturn)) static void pause_forever(void)
         }
 }
 
-/* The walls go up exactly as for a workload; then, instead of execve, the
- * init stays undumpable (no exec resets it: nothing inside may ptrace it or
- * read its memory), lets go of the caller's stdio (a `sandbox up` in a pipe
- * returns) and tells start it is done by closing conn. */
-static int pause_process(const struct spec_process *p, struct seccomp_filter *filter,
-                         int preserve_fds, int conn, struct umw_error **err)
+/* The walls go up exactly as for a workload, then umwelt-run execs itself
+ * (through /proc/self/exe: it need not be visible inside) as the pause init,
+ * with the process's environment and conn as argv[1]. An image exec'd in the
+ * sandbox's user namespace belongs to it: made undumpable, its owner outside
+ * may still join it (exec) while nothing inside may ptrace it or read its
+ * memory, and that memory holds nothing of the caller's (environment,
+ * credentials). */
+static int pause_here(int conn, struct umw_error **err)
 {
-        int keep[] = {conn};
-        int r = apply_process(p, filter, preserve_fds, keep, 1, err);
-        if (r == 0)
-                r = make_undumpable(err);
+        int r = make_undumpable(err);
         if (r < 0)
                 return r;
+        /* The caller's stdio goes (a `sandbox up` in a pipe returns); closing
+         * conn tells start the sandbox is up. */
         for (int fd = 0; fd <= 2; fd++)
                 close(fd);
         close(conn);
         pause_forever();
+}
+
+static int pause_process(const struct spec_process *p, struct seccomp_filter *filter,
+                         int preserve_fds, int conn, bool new_userns, struct umw_error **err)
+{
+        int keep[] = {conn};
+        int r = apply_process(p, filter, preserve_fds, keep, 1, err);
+        if (r < 0)
+                return r;
+        if (clear_cloexec(conn) < 0)
+                return umw_fail_errno(err, "pass the start connection to the pause init");
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", conn);
+        char *const argv[] = {INIT_PAUSE_ARGV0, fd, NULL};
+        execve("/proc/self/exe", argv, (char *const *)p->env);
+        /* A root without umwelt-run's loader and libraries (an image's): the
+         * init pauses as it is, undumpable with the caller's memory. Only a
+         * runtime holding CAP_SYS_PTRACE can join that, which one in a user
+         * namespace of its own does not: refused there. */
+        if (new_userns)
+                return umw_fail_errno(err, "exec the pause init (a long-lived container in a "
+                                           "user namespace needs umwelt-run and its libraries "
+                                           "to run inside its root)");
+        return pause_here(conn, err);
+}
+
+void init_pause_main(char **argv)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        int conn = atoi(argv[1]);
+        pause_here(conn, &err);
+        sync_send_error(conn, err);
+        _exit(1);
 }
 
 /* Blocks until `start` connects, then runs what comes between start and the
@@ -404,7 +439,8 @@ void init_main(const struct init_args *a)
                 close(a->start_fd);
                 int keep[] = {conn};
                 if (init_pauses(a->spec, &err) > 0)
-                        pause_process(&a->spec->process, filter, a->preserve_fds, conn, &err);
+                        pause_process(&a->spec->process, filter, a->preserve_fds, conn,
+                                      a->new_userns, &err);
                 else
                         init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1,
                                           &err);

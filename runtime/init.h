@@ -39,13 +39,19 @@ struct umw_error;
 bool init_waits_for_hooks(const struct spec *spec);
 
 /* The reserved annotation run.umwelt.init=pause: the init puts up every wall
- * of process (user, capabilities, no_new_privs, seccomp) but execs nothing;
- * it stays as the container's PID 1, reaping orphans, until SIGTERM or
- * SIGINT. A long-lived sandbox is such a container, entered with exec. */
+ * of process (user, capabilities, no_new_privs, seccomp) but runs no
+ * command; it stays as the container's PID 1, undumpable, reaping orphans,
+ * until SIGTERM or SIGINT. A long-lived sandbox is such a container,
+ * entered with exec. */
 #define INIT_ANNOTATION "run.umwelt.init"
 /* 1 when spec asks for the pause init, 0 when not, an error for a value
  * other than "pause". */
 int init_pauses(const struct spec *spec, struct umw_error **err);
+/* The pause init is umwelt-run exec'd again with argv
+ * {INIT_PAUSE_ARGV0, "<fd of the start connection>"}: main() hands such an
+ * argv to init_pause_main(), which does not return. */
+#define INIT_PAUSE_ARGV0 "umwelt-sandbox-init"
+__attribute__((noreturn)) void init_pause_main(char **argv);
 
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int make_undumpable(struct umw_error **err);

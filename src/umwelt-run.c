@@ -1,6 +1,7 @@
 /* umwelt-run: the OCI runtime face. Parses the global options, hands the
  * rest to one verb, prints its error as one line, exits with its class. */
 #include "verbs.h"
+#include "runtime/init.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -72,6 +73,9 @@ int main(int argc, char **argv)
         struct umw_error *err = NULL;
         struct global_opts g;
         int verb_index = 0;
+        /* A long-lived sandbox's PID 1 (runtime/init.h). */
+        if (argc == 2 && strcmp(argv[0], INIT_PAUSE_ARGV0) == 0)
+                init_pause_main(argv);
         if (opts_parse_global(argc, argv, &g, &verb_index, &err) < 0)
                 return fail(err);
         if (umw_log_open(g.log_path, g.log_json, g.debug, &err) < 0)
