@@ -481,6 +481,12 @@ int compose_config(const struct compose_input *in, char **json, struct umw_error
         umw_jgen_key_bool(g, "readonly", true);
         yajl_gen_map_close(g);
         umw_jgen_key_str(g, "hostname", in->hostname);
+        /* The runtime's nftables default-drop in the sandbox's network
+         * namespace (umwelt-run(1), ANNOTATIONS). */
+        umw_jgen_key(g, "annotations");
+        yajl_gen_map_open(g);
+        umw_jgen_key_str(g, "run.umwelt.net", "default-drop");
+        yajl_gen_map_close(g);
         gen_process(g, in);
         r = gen_mounts(g, in, err);
         if (r >= 0)

@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "init.h"
 #include "namespaces.h"
+#include "netwall.h"
 #include "selfexe.h"
 #include "spec.h"
 #include "state.h"
@@ -414,6 +415,10 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 return r < 0 ? r : restored;
         if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
+                return r;
+        /* The network wall before the init goes on: nothing of the workload
+         * runs before it stands. */
+        if ((r = netwall_install(c->spec, c->pid, err)) < 0)
                 return r;
         /* state.json names the cgroup before its v1 directories exist; the
          * cgroup2 one, made before clone, delete --force finds from the saved

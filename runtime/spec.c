@@ -1,5 +1,6 @@
 #include "spec.h"
 #include "caps.h"
+#include "netwall.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
@@ -908,6 +909,8 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
                 umw_jloc_init(&loc, file);
                 r = parse_spec(spec->tree, &loc, spec, err);
         }
+        if (r == 0)
+                r = netwall_check(spec, file, err);
         if (r < 0) {
                 spec_free(spec);
                 return r;

@@ -1,0 +1,160 @@
+#include "netwall.h"
+#include "init.h"
+#include "spec.h"
+#include "sync.h"
+#include "netns/nft_install.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* true when the spec asks for the ruleset. */
+static int wanted(const struct spec *spec, const char *file, bool *want, struct umw_error **err)
+{
+        const char *v = spec_annotation(spec, NETWALL_ANNOTATION);
+        *want = v != NULL;
+        if (v && strcmp(v, NETWALL_DEFAULT_DROP) != 0)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s: .annotations[\"%s\"]: expected \"%s\", got \"%s\"", file,
+                                NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP, v);
+        return 0;
+}
+
+int netwall_check(const struct spec *spec, const char *file, struct umw_error **err)
+{
+        bool want = false;
+        int r = wanted(spec, file, &want, err);
+        if (r < 0 || !want)
+                return r;
+        if (!spec->namespaces[SPEC_NS_NET].enabled)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s: .annotations[\"%s\"]: %s needs a network namespace in "
+                                ".linux.namespaces (it would wall the host's own)",
+                                file, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+        const struct spec_caps *c = &spec->process.caps;
+        uint64_t any = c->bounding | c->effective | c->inheritable | c->permitted | c->ambient;
+        if (any & (1ULL << CAP_NET_ADMIN))
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s: .process.capabilities: CAP_NET_ADMIN is refused with "
+                                ".annotations[\"%s\"] = \"%s\" (the workload could take its "
+                                "network wall down)",
+                                file, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+        return 0;
+}
+
+static int open_netns(const struct spec *spec, pid_t pid, int *fd, struct umw_error **err)
+{
+        char proc[64];
+        const char *path = spec->namespaces[SPEC_NS_NET].path;
+        if (!path) {
+                snprintf(proc, sizeof(proc), "/proc/%d/ns/net", pid);
+                path = proc;
+        }
+        *fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (*fd < 0)
+                return umw_fail_errno(err, "nftables: open network namespace %s", path);
+        return 0;
+}
+
+static bool same_file(int fd, const char *path)
+{
+        struct stat a, b;
+        return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+}
+
+/* The user namespace that owns netns, or -1 when it is our own. */
+static int owner_userns(int netns, int *fd, struct umw_error **err)
+{
+        *fd = ioctl(netns, NS_GET_USERNS);
+        if (*fd < 0)
+                return umw_fail_errno(err, "nftables: find the network namespace's user namespace");
+        if (same_file(*fd, "/proc/self/ns/user"))
+                umw_close_fdp(fd);
+        return 0;
+}
+
+/* lo is the only way a walled namespace has: a new one starts with it down. */
+static int loopback_up(struct umw_error **err)
+{
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct ifreq ifr = {.ifr_name = "lo"};
+        if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                return umw_fail_errno(err, "read the flags of lo");
+        if (ifr.ifr_flags & IFF_UP)
+                return 0;
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                return umw_fail_errno(err, "bring lo up");
+        return 0;
+}
+
+/* The child: it enters the container's namespaces, so it is undumpable like
+ * every runtime process that does (init.h). */
+static __attribute__((noreturn)) void installer_main(int netns, int userns, int report)
+{
+        struct umw_error *err = NULL;
+        int r = make_undumpable(&err);
+        if (r == 0 && userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
+                r = umw_fail_errno(&err, "nftables: enter the network namespace's user namespace");
+        if (r == 0 && setns(netns, CLONE_NEWNET) < 0)
+                r = umw_fail_errno(&err, "nftables: enter the network namespace");
+        if (r == 0)
+                r = nft_ruleset_install(&err);
+        if (r == 0)
+                r = loopback_up(&err);
+        if (r == 0)
+                r = sync_send(report, SYNC_READY, 0, &err);
+        if (r < 0)
+                sync_send_error(report, err);
+        _exit(r < 0);
+}
+
+static int run_installer(int netns, int userns, struct umw_error **err)
+{
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "nftables: installer socket");
+        pid_t child = fork();
+        if (child == 0) {
+                close(pair[0]);
+                installer_main(netns, userns, pair[1]);
+        }
+        close(pair[1]);
+        int r = child < 0 ? umw_fail_errno(err, "nftables: fork the installer")
+                          : sync_expect(pair[0], SYNC_READY, "nftables installer", NULL, err);
+        close(pair[0]);
+        while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return r;
+}
+
+int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err)
+{
+        bool want = false;
+        int r = wanted(spec, "config.json", &want, err);
+        if (r < 0 || !want)
+                return r;
+        _cleanup_close_ int netns = -1;
+        _cleanup_close_ int userns = -1;
+        if ((r = open_netns(spec, pid, &netns, err)) == 0 &&
+            (r = owner_userns(netns, &userns, err)) == 0)
+                r = run_installer(netns, userns, err);
+        if (r < 0)
+                return umw_error_prefix(err, "%s=%s", NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+        return 0;
+}

@@ -1,0 +1,33 @@
+/* The kernel's network wall a bundle asks for with the annotation
+ * run.umwelt.net (umwelt-run(1), ANNOTATIONS), so that podman users get it
+ * with --annotation as a sandbox does: create puts it up in the container's
+ * network namespace before the workload can run, and a start without it is
+ * refused. */
+#ifndef UMW_NETWALL_H
+#define UMW_NETWALL_H
+
+#include <sys/types.h>
+
+struct spec;
+struct umw_error;
+
+#define NETWALL_ANNOTATION "run.umwelt.net"
+/* The one value: the nftables ruleset of netns/nft_build.h. */
+#define NETWALL_DEFAULT_DROP "default-drop"
+
+/* For spec_load, as bad config naming file and the annotation: a value
+ * other than default-drop; default-drop without a network namespace of the
+ * container's own or joined by path (it would wall the host's); default-drop
+ * with CAP_NET_ADMIN in any set of process.capabilities (the workload could
+ * take the wall down). */
+int netwall_check(const struct spec *spec, const char *file, struct umw_error **err);
+
+/* When the spec asks for it: installs the ruleset in the network namespace
+ * of the container whose init is pid (the one the spec joins by path, or
+ * the init's new one), from a child that enters the namespace's owning user
+ * namespace first (a rootless runtime holds CAP_NET_ADMIN only there),
+ * reads it back, and brings lo up. Any failure is one line naming the annotation and
+ * nftables. */
+int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err);
+
+#endif
