@@ -1,8 +1,9 @@
 /* The default-drop ruleset without a kernel: its shape, each rule as nft
  * itself compiles it (the texts are `nft --debug=netlink` output for the
- * same rule), its batch parsed back, and the comparison that refuses a
- * ruleset read back different. */
+ * same rule), its batch parsed back, the comparison that refuses a
+ * ruleset read back different, and the configs spec_load refuses with it. */
 #include "netns/nft_build.h"
+#include "runtime/spec.h"
 #include "src/common/error.h"
 
 #include <criterion/criterion.h>
@@ -13,6 +14,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,4 +283,70 @@ Test(nft, batch_too_small_is_an_error)
         cr_expect_lt(nft_ruleset_batch(&want, 1, buf, sizeof(buf), &len, &acked, &err), 0);
         cr_expect(err && strstr(err->msg, "does not fit"), "%s", err ? err->msg : "");
         umw_error_free(err);
+}
+
+/* spec_load refuses what the wall cannot hold, as bad config (exit 3). */
+static int load_walled(const char *value, const char *namespaces, const char *caps,
+                       struct umw_error **err)
+{
+        char text[1024];
+        snprintf(text, sizeof(text),
+                 "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                 "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0},"
+                 "\"capabilities\":{%s}},\"annotations\":{\"run.umwelt.net\":\"%s\"},"
+                 "\"linux\":{\"namespaces\":[%s]}}",
+                 caps, value, namespaces);
+        struct spec *spec = NULL;
+        int r = spec_load(text, "config.json", &spec, err);
+        spec_free(spec);
+        return r;
+}
+
+static void expect_refused(int r, struct umw_error *err, const char *needle)
+{
+        cr_assert_lt(r, 0);
+        cr_expect_eq(err->kind, UMW_EXIT_CONFIG);
+        cr_expect(strstr(err->msg, needle) != NULL, "'%s' not in: %s", needle, err->msg);
+        umw_error_free(err);
+}
+
+static const char both_ns[] = "{\"type\":\"mount\"},{\"type\":\"network\"}";
+
+Test(netwall, default_drop_loads)
+{
+        struct umw_error *err = NULL;
+        cr_expect_eq(load_walled("default-drop", both_ns, "\"bounding\":[\"CAP_NET_RAW\"]", &err),
+                     0, "%s", err ? err->msg : "");
+        umw_error_free(err);
+}
+
+Test(netwall, unknown_value_is_refused)
+{
+        struct umw_error *err = NULL;
+        int r = load_walled("open", both_ns, "", &err);
+        expect_refused(
+            r, err,
+            "config.json: .annotations[\"run.umwelt.net\"]: expected \"default-drop\", got "
+            "\"open\"");
+}
+
+Test(netwall, net_admin_in_any_set_is_refused)
+{
+        static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
+                                           "ambient"};
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+                char caps[64];
+                struct umw_error *err = NULL;
+                snprintf(caps, sizeof(caps), "\"%s\":[\"CAP_NET_ADMIN\"]", sets[i]);
+                int r = load_walled("default-drop", both_ns, caps, &err);
+                expect_refused(r, err,
+                               "config.json: .process.capabilities: CAP_NET_ADMIN is refused");
+        }
+}
+
+Test(netwall, no_network_namespace_is_refused)
+{
+        struct umw_error *err = NULL;
+        int r = load_walled("default-drop", "{\"type\":\"mount\"}", "", &err);
+        expect_refused(r, err, "default-drop needs a network namespace");
 }
