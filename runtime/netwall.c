@@ -103,6 +103,33 @@ static int loopback_up(struct umw_error **err)
         return 0;
 }
 
+/* In the container's network namespace: the ruleset, then its only door. */
+static int wall_up(struct umw_error **err)
+{
+        int r = nft_ruleset_install(err);
+        return r < 0 ? r : loopback_up(err);
+}
+
+/* A runtime that may enter the network namespace itself (root: CAP_SYS_ADMIN
+ * over its own user namespace and the namespace's owner) does, and comes
+ * back: no child to fork. *done false: it may not (rootless), a child must. */
+static int install_in_place(int netns, bool *done, struct umw_error **err)
+{
+        *done = false;
+        _cleanup_close_ int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (home < 0)
+                return umw_fail_errno(err, "nftables: open the runtime's network namespace");
+        if (setns(netns, CLONE_NEWNET) < 0)
+                return errno == EPERM
+                           ? 0
+                           : umw_fail_errno(err, "nftables: enter the network namespace");
+        *done = true;
+        int r = wall_up(err);
+        if (setns(home, CLONE_NEWNET) < 0)
+                return umw_fail_errno(err, "nftables: return to the runtime's network namespace");
+        return r;
+}
+
 /* The child: it enters the container's namespaces, so it is undumpable like
  * every runtime process that does (init.h). */
 static __attribute__((noreturn)) void installer_main(int netns, int userns, int report)
@@ -114,9 +141,7 @@ static __attribute__((noreturn)) void installer_main(int netns, int userns, int 
         if (r == 0 && setns(netns, CLONE_NEWNET) < 0)
                 r = umw_fail_errno(&err, "nftables: enter the network namespace");
         if (r == 0)
-                r = nft_ruleset_install(&err);
-        if (r == 0)
-                r = loopback_up(&err);
+                r = wall_up(&err);
         if (r == 0)
                 r = sync_send(report, SYNC_READY, 0, &err);
         if (r < 0)
@@ -151,7 +176,9 @@ int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err)
                 return r;
         _cleanup_close_ int netns = -1;
         _cleanup_close_ int userns = -1;
+        bool done = false;
         if ((r = open_netns(spec, pid, &netns, err)) == 0 &&
+            (r = install_in_place(netns, &done, err)) == 0 && !done &&
             (r = owner_userns(netns, &userns, err)) == 0)
                 r = run_installer(netns, userns, err);
         if (r < 0)

@@ -24,10 +24,11 @@ int netwall_check(const struct spec *spec, const char *file, struct umw_error **
 
 /* When the spec asks for it: installs the ruleset in the network namespace
  * of the container whose init is pid (the one the spec joins by path, or
- * the init's new one), from a child that enters the namespace's owning user
- * namespace first (a rootless runtime holds CAP_NET_ADMIN only there),
- * reads it back, and brings lo up. Any failure is one line naming the annotation and
- * nftables. */
+ * the init's new one): root enters it and comes back; otherwise a child
+ * enters the namespace's owning user namespace first (a rootless runtime
+ * holds CAP_NET_ADMIN only there), then the network namespace. Either way
+ * the ruleset is read back, and lo brought up. Any failure is one line
+ * naming the annotation and nftables. */
 int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err);
 
 #endif
