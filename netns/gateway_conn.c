@@ -1,0 +1,468 @@
+#include "gateway_conn.h"
+#include "gateway_log.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *status_reason(int status)
+{
+        switch (status) {
+        case 200:
+                return "Connection established";
+        case 400:
+                return "Bad Request";
+        case 403:
+                return "Forbidden";
+        case 408:
+                return "Request Timeout";
+        case 414:
+                return "URI Too Long";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        case 504:
+                return "Gateway Timeout";
+        case 505:
+                return "HTTP Version Not Supported";
+        default:
+                return "Error";
+        }
+}
+
+static void set_reason(struct request *r, const char *reason)
+{
+        if (!reason)
+                return;
+        free(r->reason);
+        r->reason = strdup(reason);
+}
+
+void request_reset(struct request *r)
+{
+        free(r->method);
+        free(r->path);
+        free(r->rule);
+        free(r->reason);
+        if (r->lookup)
+                r->lookup->owner = NULL;
+        *r = (struct request){0};
+}
+
+static void request_start(struct conn *c)
+{
+        request_reset(&c->req);
+        c->req.active = true;
+        c->req.started_ms = gateway_now_ms();
+        c->up.bytes = c->down.bytes = 0;
+}
+
+void request_end(struct conn *c)
+{
+        struct request *r = &c->req;
+        char host[EGRESS_HOST_TEXT_SIZE + 2] = "";
+        if (r->has_host && egress_host_format(&r->host, host, sizeof(host)) < 0)
+                host[0] = '\0';
+        struct gateway_record rec = {
+            .sandbox = c->gw->o->sandbox,
+            .method = r->method,
+            .host = host[0] ? host : NULL,
+            .port = r->has_host ? r->port : 0,
+            .path = r->path,
+            .address = r->address[0] ? r->address : NULL,
+            .decision = r->decision ? r->decision : "deny",
+            .rule = r->rule,
+            .reason = r->reason,
+            .status = r->status,
+            .bytes_up = c->up.bytes,
+            .bytes_down = c->down.bytes,
+            .duration_ms = gateway_now_ms() - r->started_ms,
+        };
+        gateway_log_request(c->gw->o->log_fd, &rec);
+        request_reset(r);
+        umw_close_fdp(&c->upstream.fd);
+        c->upstream.events = 0;
+}
+
+void conn_answer(struct conn *c, int status, const char *decision, const char *reason,
+                 const char *body)
+{
+        struct request *r = &c->req;
+        if (!r->active)
+                request_start(c);
+        if (decision)
+                r->decision = decision;
+        set_reason(r, reason);
+        if (c->down.bytes > 0 || c->state == CONN_HELLO || c->state == CONN_TUNNEL) {
+                /* the client has had a status line already: all that is left is to close */
+                conn_close(c);
+                return;
+        }
+        r->status = status;
+        char *text = NULL;
+        int n = asprintf(&text,
+                         "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                         status, status_reason(status), strlen(body), body);
+        if (n < 0) {
+                conn_close(c);
+                return;
+        }
+        umw_close_fdp(&c->upstream.fd);
+        c->upstream.events = 0;
+        flow_discard(&c->down);
+        if (flow_add_extra(&c->down, text, (size_t)n) < 0) {
+                conn_close(c);
+                return;
+        }
+        conn_set_state(c, CONN_CLOSING);
+        conn_stream(c);
+}
+
+/* An answer whose body is printf-formatted. */
+static void __attribute__((format(printf, 5, 6)))
+answerf(struct conn *c, int status, const char *decision, const char *reason, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *body = NULL;
+        if (vasprintf(&body, fmt, ap) < 0)
+                body = NULL;
+        va_end(ap);
+        conn_answer(c, status, decision, reason, body ? body : "umwelt-gateway: refused.\n");
+        free(body);
+}
+
+static void host_text(const struct request *r, char *buf, size_t size)
+{
+        if (egress_host_format(&r->host, buf, size) < 0)
+                snprintf(buf, size, "(host)");
+}
+
+static void answer_denied(struct conn *c, const struct egress_request *er,
+                          const struct egress_verdict *v)
+{
+        char host[EGRESS_HOST_TEXT_SIZE + 2], want[EGRESS_HOST_TEXT_SIZE + 16];
+        char narrow[2 * EGRESS_HOST_TEXT_SIZE + 4096] = "";
+        host_text(&c->req, host, sizeof(host));
+        if (v->rule) {
+                c->req.rule = strdup(v->rule);
+                answerf(c, 403, "deny", "deny rule",
+                        "umwelt-gateway: %s:%u is denied by the egress rule \"%s\".\n", host,
+                        c->req.port, v->rule);
+                return;
+        }
+        /* The host is what people ask for; the path, where one was seen, is
+         * offered as the narrower rule. */
+        struct egress_request host_only = {.host = er->host, .port = er->port};
+        if (egress_rule_suggest(&host_only, want, sizeof(want)) < 0)
+                snprintf(want, sizeof(want), "%s", host);
+        if (er->path && egress_rule_suggest(er, narrow + 2, sizeof(narrow) - 2) >= 0)
+                memcpy(narrow, ", ", 2);
+        answerf(c, 403, "deny", "no rule",
+                "umwelt-gateway: no egress rule allows %s:%u.\n"
+                "The rule to ask for, in the [egress] table of .umwelt.toml:\n\n"
+                "    allow = [\"%s\"]\n%s%s%s",
+                host, c->req.port, want,
+                narrow[0] ? "\nor, for this path alone:\n\n    allow = [\"" : "",
+                narrow[0] ? narrow + 2 : "", narrow[0] ? "\"]\n" : "");
+}
+
+static void answer_inspect(struct conn *c, const struct egress_verdict *v)
+{
+        char host[EGRESS_HOST_TEXT_SIZE + 2];
+        host_text(&c->req, host, sizeof(host));
+        c->req.rule = v->rule ? strdup(v->rule) : NULL;
+        answerf(c, 403, "deny", "TLS termination not available",
+                "umwelt-gateway: the egress rule \"%s\" decides requests to %s by method or "
+                "path, which needs the gateway to terminate TLS; TLS termination is not "
+                "available yet, so the tunnel is refused.\n",
+                v->rule ? v->rule : "", host);
+}
+
+static void dial_next(struct conn *c)
+{
+        struct request *r = &c->req;
+        while (r->next_addr < r->n_addrs) {
+                const struct gateway_addr *a = &r->addrs[r->next_addr++];
+                gateway_addr_text(a, r->address, sizeof(r->address));
+                int fd = -1;
+                int rc = gateway_dial(a, r->port, &fd);
+                if (rc < 0) {
+                        r->connect_errno = -rc;
+                        continue;
+                }
+                c->upstream.fd = fd;
+                c->upstream.events = 0;
+                conn_set_state(c, CONN_CONNECTING);
+                return;
+        }
+        char host[EGRESS_HOST_TEXT_SIZE + 2];
+        host_text(r, host, sizeof(host));
+        answerf(c, 502, "allow", strerror(r->connect_errno),
+                "umwelt-gateway: cannot connect to %s:%u (%s): %s.\n", host, r->port, r->address,
+                strerror(r->connect_errno));
+}
+
+/* Every address the lookup gave is checked before any is dialled: one
+ * private address among public ones is a rebinding attempt, not a choice. */
+static void check_and_dial(struct conn *c)
+{
+        struct request *r = &c->req;
+        for (size_t i = 0; i < r->n_addrs; i++) {
+                struct egress_verdict v;
+                const struct gateway_addr *a = &r->addrs[i];
+                egress_addr_check(&c->gw->rules, a->family, a->addr, r->port, &v);
+                if (v.decision == EGRESS_ALLOW)
+                        continue;
+                char host[EGRESS_HOST_TEXT_SIZE + 2], addr[48], why[160];
+                host_text(r, host, sizeof(host));
+                gateway_addr_text(a, addr, sizeof(addr));
+                snprintf(why, sizeof(why), "address %s is %s", addr,
+                         egress_class_name(v.addr_class));
+                free(r->rule);
+                r->rule = v.rule ? strdup(v.rule) : NULL;
+                answerf(c, 403, "deny", why,
+                        "umwelt-gateway: %s resolves to %s, a %s address%s%s%s; refused.\n", host,
+                        addr, egress_class_name(v.addr_class),
+                        v.rule ? " denied by the rule \"" : " that no address rule allows",
+                        v.rule ? v.rule : "", v.rule ? "\"" : "");
+                return;
+        }
+        dial_next(c);
+}
+
+void conn_on_lookup(struct conn *c, struct gateway_lookup *l)
+{
+        struct request *r = &c->req;
+        r->lookup = NULL;
+        if (l->rc < 0) {
+                char host[EGRESS_HOST_TEXT_SIZE + 2];
+                host_text(r, host, sizeof(host));
+                int e = -l->rc;
+                free(l);
+                answerf(c, 502, "allow", e == ENOENT ? "no such name" : strerror(e),
+                        "umwelt-gateway: cannot resolve %s: %s.\n", host,
+                        e == ENOENT ? "no such name" : strerror(e));
+                return;
+        }
+        r->n_addrs = l->n;
+        memcpy(r->addrs, l->addrs, l->n * sizeof(l->addrs[0]));
+        free(l);
+        check_and_dial(c);
+}
+
+static void resolve(struct conn *c)
+{
+        struct request *r = &c->req;
+        if (r->host.kind == EGRESS_HOST_ADDR) {
+                r->addrs[0].family = r->host.family;
+                memcpy(r->addrs[0].addr, r->host.addr, sizeof(r->addrs[0].addr));
+                r->n_addrs = 1;
+                check_and_dial(c);
+                return;
+        }
+        struct gateway_lookup *l = calloc(1, sizeof(*l));
+        if (!l) {
+                conn_close(c);
+                return;
+        }
+        snprintf(l->name, sizeof(l->name), "%s", r->host.text);
+        l->owner = c;
+        int rc = gateway_resolver_submit(c->gw->resolver, l);
+        if (rc == 1) {
+                conn_on_lookup(c, l);
+                return;
+        }
+        r->lookup = l;
+        conn_set_state(c, CONN_RESOLVING);
+}
+
+void conn_on_connected(struct conn *c)
+{
+        int e = 0;
+        socklen_t len = sizeof(e);
+        if (getsockopt(c->upstream.fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+                e = errno;
+        if (e == EINPROGRESS || e == EALREADY)
+                return;
+        if (e != 0) {
+                c->req.connect_errno = e;
+                umw_close_fdp(&c->upstream.fd);
+                c->upstream.events = 0;
+                dial_next(c);
+                return;
+        }
+        if (c->req.is_connect) {
+                static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+                char *text = strdup(ok);
+                if (!text) {
+                        conn_close(c);
+                        return;
+                }
+                c->req.status = 200;
+                if (flow_add_extra(&c->down, text, sizeof(ok) - 1) < 0) {
+                        conn_close(c);
+                        return;
+                }
+                conn_set_state(c, CONN_HELLO);
+        } else
+                conn_set_state(c, CONN_FORWARD);
+        conn_stream(c);
+}
+
+/* The host and port of the request target, canonical. */
+static int target_host(struct conn *c, const struct http_head *h)
+{
+        struct umw_error *err = NULL;
+        struct request *r = &c->req;
+        if (egress_host_canon(h->authority.host.p, h->authority.host.n, &r->host, &err) < 0) {
+                answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's host: %s.\n",
+                        err->msg);
+                umw_error_free(err);
+                return -EINVAL;
+        }
+        r->has_host = true;
+        r->port = h->authority.port;
+        return 0;
+}
+
+/* Plain HTTP: the Host field must name the host and port of the absolute
+ * URI, so that the server cannot be told one host while the rules judged
+ * another. */
+static int check_host_field(struct conn *c, const struct http_head *h)
+{
+        struct umw_error *err = NULL;
+        struct egress_host field;
+        if (!h->has_host_header)
+                return 0;
+        const struct http_authority *a = &h->host_header;
+        if (egress_host_canon(a->host.p, a->host.n, &field, &err) == 0 &&
+            egress_host_equal(&field, &c->req.host) && a->port == c->req.port)
+                return 0;
+        umw_error_free(err);
+        answerf(c, 403, "deny", "Host field differs from the request target",
+                "umwelt-gateway: the Host field names another host than the request's URI.\n");
+        return -EPERM;
+}
+
+static int canon_path(struct conn *c, const struct http_head *h)
+{
+        struct umw_error *err = NULL;
+        if (egress_path_canon(h->path.p, h->path.n, &c->req.path, &err) == 0)
+                return 0;
+        answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's path: %s.\n", err->msg);
+        umw_error_free(err);
+        return -EINVAL;
+}
+
+/* The head to send upstream and where the request body ends. One upstream
+ * connection per request: the next request on this client connection is
+ * decided and dialled anew. */
+static int prepare_forward(struct conn *c, const struct http_head *h)
+{
+        struct umw_error *err = NULL;
+        char *head = NULL;
+        size_t len = 0;
+        if (http_head_write_origin(h, "Connection: close\r\n", &head, &len, &err) < 0) {
+                answerf(c, 400, "deny", err->msg, "umwelt-gateway: %s.\n", err->msg);
+                umw_error_free(err);
+                return -EINVAL;
+        }
+        if (flow_add_extra(&c->up, head, len) < 0) {
+                conn_close(c);
+                return -ENOMEM;
+        }
+        enum framing_kind k = h->body == HTTP_BODY_LENGTH    ? FRAME_LENGTH
+                              : h->body == HTTP_BODY_CHUNKED ? FRAME_CHUNKED
+                                                             : FRAME_NONE;
+        framing_start(&c->req.body, k, h->content_length);
+        return 0;
+}
+
+static void handle_request(struct conn *c, const struct http_head *h)
+{
+        struct request *r = &c->req;
+        request_start(c);
+        r->method = strndup(h->method.p, h->method.n);
+        if (!r->method) {
+                conn_close(c);
+                return;
+        }
+        r->is_connect = h->is_connect;
+        r->is_head = http_span_equal(h->method, "HEAD");
+        r->keep_alive = http_head_keep_alive(h);
+        r->http10 = h->version_minor == 0;
+        if (target_host(c, h) < 0 ||
+            (!h->is_connect && (check_host_field(c, h) < 0 || canon_path(c, h) < 0)))
+                return;
+        struct egress_request er = {.host = &r->host,
+                                    .port = r->port,
+                                    .method = h->is_connect ? NULL : r->method,
+                                    .path = r->path};
+        struct egress_verdict v;
+        egress_decide(&c->gw->rules, &er, &v);
+        if (v.decision == EGRESS_DENY) {
+                answer_denied(c, &er, &v);
+                return;
+        }
+        if (v.decision == EGRESS_INSPECT) {
+                answer_inspect(c, &v);
+                return;
+        }
+        r->decision = "allow";
+        r->rule = v.rule ? strdup(v.rule) : NULL;
+        r->ip_rule = r->host.kind == EGRESS_HOST_ADDR;
+        if (!h->is_connect && prepare_forward(c, h) < 0)
+                return;
+        c->up.start += h->head_len; /* h points into the buffer: last use */
+        resolve(c);
+}
+
+static void head_refused(struct conn *c, int rc, struct umw_error *err)
+{
+        int status = http_head_status(rc);
+        request_start(c);
+        answerf(c, status, "deny", err ? err->msg : "bad request", "umwelt-gateway: %s.\n",
+                err ? err->msg : "bad request");
+}
+
+void conn_on_head(struct conn *c)
+{
+        for (;;) {
+                size_t avail = c->up.end - c->up.start;
+                if (avail > 0) {
+                        struct umw_error *err = NULL;
+                        struct http_head h;
+                        int r = http_head_parse(c->up.buf + c->up.start, avail, 0, &h, &err);
+                        if (r == 0) {
+                                handle_request(c, &h);
+                                return;
+                        }
+                        if (r != -EAGAIN || !flow_has_room(&c->up)) {
+                                head_refused(c, r == -EAGAIN ? -EMSGSIZE : r, err);
+                                umw_error_free(err);
+                                return;
+                        }
+                }
+                if (c->up.eof) {
+                        conn_close(c); /* no request, nothing to log */
+                        return;
+                }
+                int r = flow_read(&c->up, c->client.fd);
+                if (r < 0)
+                        conn_close(c);
+                if (r <= 0)
+                        return;
+        }
+}

@@ -1,0 +1,459 @@
+/* The bytes of a request once it is decided: the ClientHello check and the
+ * tunnel of a CONNECT, the request and response of plain HTTP with their
+ * bodies streamed as they come (followed only far enough to know where each
+ * ends), and the last answer before a close. */
+#include "gateway_conn.h"
+#include "netns/tls_hello.h"
+#include "src/common/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+int flow_init(struct flow *f)
+{
+        *f = (struct flow){0};
+        f->buf = malloc(CONN_BUF_SIZE);
+        return f->buf ? 0 : -ENOMEM;
+}
+
+void flow_free(struct flow *f)
+{
+        free(f->buf);
+        free(f->extra);
+        *f = (struct flow){0};
+}
+
+int flow_add_extra(struct flow *f, char *text, size_t len)
+{
+        if (!f->extra) {
+                f->extra = text;
+                f->extra_len = len;
+                f->extra_off = 0;
+                return 0;
+        }
+        char *joined = realloc(f->extra, f->extra_len + len);
+        if (!joined) {
+                free(text);
+                return -ENOMEM;
+        }
+        memcpy(joined + f->extra_len, text, len);
+        free(text);
+        f->extra = joined;
+        f->extra_len += len;
+        return 0;
+}
+
+void flow_discard(struct flow *f)
+{
+        free(f->extra);
+        f->extra = NULL;
+        f->extra_len = f->extra_off = 0;
+        f->start = f->end = f->fwd = 0;
+}
+
+bool flow_pending(const struct flow *f)
+{
+        return f->extra || f->fwd > 0;
+}
+
+bool flow_has_room(const struct flow *f)
+{
+        return f->end - f->start < CONN_BUF_SIZE;
+}
+
+static bool would_block(int e)
+{
+        return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+int flow_read(struct flow *f, int fd)
+{
+        if (f->eof)
+                return 0;
+        if (f->start > 0 && (f->start == f->end || f->end == CONN_BUF_SIZE)) {
+                memmove(f->buf, f->buf + f->start, f->end - f->start);
+                f->end -= f->start;
+                f->start = 0;
+        }
+        if (f->end == CONN_BUF_SIZE)
+                return 0;
+        ssize_t n = recv(fd, f->buf + f->end, CONN_BUF_SIZE - f->end, 0);
+        if (n < 0)
+                return would_block(errno) ? 0 : -errno;
+        if (n == 0)
+                f->eof = true;
+        f->end += (size_t)n;
+        return 1;
+}
+
+static ssize_t send_some(int fd, const char *p, size_t n)
+{
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0)
+                return would_block(errno) ? 0 : -errno;
+        return w;
+}
+
+int flow_write(struct flow *f, int fd)
+{
+        if (f->extra) {
+                ssize_t w = send_some(fd, f->extra + f->extra_off, f->extra_len - f->extra_off);
+                if (w <= 0)
+                        return (int)w;
+                f->bytes += (uint64_t)w;
+                f->extra_off += (size_t)w;
+                if (f->extra_off == f->extra_len) {
+                        free(f->extra);
+                        f->extra = NULL;
+                        f->extra_len = f->extra_off = 0;
+                }
+                return 1;
+        }
+        if (f->fwd == 0)
+                return 0;
+        ssize_t w = send_some(fd, f->buf + f->start, f->fwd);
+        if (w <= 0)
+                return (int)w;
+        f->bytes += (uint64_t)w;
+        f->start += (size_t)w;
+        f->fwd -= (size_t)w;
+        return 1;
+}
+
+void framing_start(struct framing *fr, enum framing_kind kind, uint64_t length)
+{
+        *fr = (struct framing){.kind = kind, .remaining = length};
+        if (kind == FRAME_CHUNKED)
+                http_chunked_init(&fr->chunked);
+        fr->done = kind == FRAME_NONE || (kind == FRAME_LENGTH && length == 0);
+}
+
+int framing_take(struct framing *fr, struct flow *f)
+{
+        size_t judged = f->start + f->fwd, n = f->end - judged;
+        if (fr->done || n == 0)
+                return 0;
+        size_t used = n;
+        if (fr->kind == FRAME_LENGTH) {
+                used = n < fr->remaining ? n : (size_t)fr->remaining;
+                fr->remaining -= used;
+                fr->done = fr->remaining == 0;
+        } else if (fr->kind == FRAME_CHUNKED) {
+                struct umw_error *err = NULL;
+                int r = http_chunked_feed(&fr->chunked, f->buf + judged, n, &used, &err);
+                umw_error_free(err);
+                if (r < 0)
+                        return r;
+                fr->done = r == 1;
+        }
+        f->fwd += used;
+        return 0;
+}
+
+static void close_because(struct conn *c, const char *decision, const char *reason)
+{
+        if (decision)
+                c->req.decision = decision;
+        free(c->req.reason);
+        c->req.reason = strdup(reason);
+        conn_close(c);
+}
+
+/* The ClientHello must name the CONNECT host; without SNI, only a tunnel an
+ * address rule allowed may go on. Returns 1 when the tunnel may open, 0 to
+ * wait for more, -1 when refused (closed). */
+static int judge_hello(struct conn *c)
+{
+        struct tls_hello th;
+        const unsigned char *p = (const unsigned char *)c->up.buf + c->up.start;
+        int r = tls_hello_parse(p, c->up.end - c->up.start, &th);
+        if (r == -EAGAIN && !c->up.eof)
+                return 0;
+        if (r < 0) {
+                close_because(c, "deny",
+                              r == -EAGAIN     ? "client closed before its ClientHello"
+                              : r == -EPROTO   ? "not TLS after CONNECT"
+                              : r == -EMSGSIZE ? "ClientHello too large"
+                                               : (th.why ? th.why : "bad ClientHello"));
+                return -1;
+        }
+        if (!th.has_sni) {
+                if (c->req.ip_rule)
+                        return 1;
+                close_because(c, "deny", "ClientHello without SNI");
+                return -1;
+        }
+        struct egress_host sni;
+        struct umw_error *err = NULL;
+        if (egress_host_canon(th.sni, th.sni_len, &sni, &err) < 0) {
+                umw_error_free(err);
+                close_because(c, "deny", "SNI is not a host name");
+                return -1;
+        }
+        if (!egress_host_equal(&sni, &c->req.host)) {
+                char why[EGRESS_HOST_TEXT_SIZE + 48];
+                snprintf(why, sizeof(why), "SNI %s differs from the CONNECT host", sni.text);
+                close_because(c, "deny", why);
+                return -1;
+        }
+        return 1;
+}
+
+static int step_hello(struct conn *c)
+{
+        int w = flow_write(&c->down, c->client.fd);
+        int r = flow_read(&c->up, c->client.fd);
+        if (w < 0 || r < 0) {
+                close_because(c, NULL, "client connection failed");
+                return 0;
+        }
+        int ok = judge_hello(c);
+        if (ok <= 0)
+                return ok < 0 ? 0 : (w | r);
+        c->up.fwd = c->up.end - c->up.start; /* the hello and whatever followed it */
+        conn_set_state(c, CONN_TUNNEL);
+        return 1;
+}
+
+/* A side that reached its end gets a FIN once everything for it is out. */
+static void half_close(struct flow *f, int fd)
+{
+        if (f->eof && !flow_pending(f) && !f->shut && f->end == f->start) {
+                if (shutdown(fd, SHUT_WR) < 0) {
+                        /* the peer is gone: the other direction will say so */
+                }
+                f->shut = true;
+        }
+}
+
+static int step_tunnel(struct conn *c)
+{
+        int cfd = c->client.fd, ufd = c->upstream.fd;
+        int moved = 0, r;
+        if ((r = flow_read(&c->up, cfd)) < 0 || (moved |= r, r = flow_read(&c->down, ufd)) < 0) {
+                close_because(c, NULL, "connection reset");
+                return 0;
+        }
+        moved |= r;
+        c->up.fwd = c->up.end - c->up.start;
+        c->down.fwd = c->down.end - c->down.start;
+        if ((r = flow_write(&c->up, ufd)) < 0 || (moved |= r, r = flow_write(&c->down, cfd)) < 0) {
+                close_because(c, NULL, "connection reset");
+                return 0;
+        }
+        moved |= r;
+        half_close(&c->up, ufd);
+        half_close(&c->down, cfd);
+        if (c->up.shut && c->down.shut) {
+                conn_close(c);
+                return 0;
+        }
+        return moved;
+}
+
+static enum framing_kind response_framing(enum response_body b)
+{
+        switch (b) {
+        case RESPONSE_BODY_LENGTH:
+                return FRAME_LENGTH;
+        case RESPONSE_BODY_CHUNKED:
+                return FRAME_CHUNKED;
+        case RESPONSE_BODY_CLOSE:
+                return FRAME_CLOSE;
+        default:
+                return FRAME_NONE;
+        }
+}
+
+/* The response heads waiting in down: interim (1xx) ones are passed on as
+ * they come, the final one sets where the body ends. Returns 0, or -1 when
+ * the connection was answered or closed. */
+static int take_response_heads(struct conn *c)
+{
+        struct request *r = &c->req;
+        struct flow *f = &c->down;
+        while (!r->resp_head_done && f->end > f->start) {
+                struct response_head h;
+                int rc = response_head_parse(f->buf + f->start, f->end - f->start, r->is_head, &h);
+                if (rc == -EAGAIN)
+                        return 0;
+                if (rc < 0 || h.status == 101) {
+                        conn_answer(c, 502, NULL, "malformed response head from upstream",
+                                    "umwelt-gateway: the upstream server's response was "
+                                    "refused.\n");
+                        return -1;
+                }
+                bool interim = h.status < 200;
+                bool keep = r->keep_alive && h.body != RESPONSE_BODY_CLOSE;
+                const char *extra = interim     ? NULL
+                                    : !keep     ? "Connection: close\r\n"
+                                    : r->http10 ? "Connection: keep-alive\r\n"
+                                                : NULL;
+                size_t len = 0;
+                char *text = response_head_rewrite(f->buf + f->start, &h, extra, &len);
+                if (!text || flow_add_extra(f, text, len) < 0) {
+                        close_because(c, NULL, "out of memory");
+                        return -1;
+                }
+                f->start += h.head_len;
+                if (!interim) {
+                        r->status = h.status;
+                        r->resp_head_done = true;
+                        framing_start(&r->resp, response_framing(h.body), h.content_length);
+                }
+        }
+        return 0;
+}
+
+/* Client to upstream: the request head, then the body as far as its
+ * framing goes (what follows is the next request and waits). */
+static int forward_up(struct conn *c)
+{
+        struct request *r = &c->req;
+        int moved = 0, rc;
+        if (!r->body.done && (rc = flow_read(&c->up, c->client.fd)) != 0) {
+                if (rc < 0 || c->up.eof) {
+                        close_because(c, NULL, "client closed during the request");
+                        return -1;
+                }
+                moved = 1;
+        }
+        if (framing_take(&r->body, &c->up) < 0) {
+                conn_answer(c, 400, "deny", "bad chunked framing in the request body",
+                            "umwelt-gateway: the request body's chunked framing is refused.\n");
+                return -1;
+        }
+        if ((rc = flow_write(&c->up, c->upstream.fd)) < 0) {
+                conn_answer(c, 502, NULL, strerror(-rc),
+                            "umwelt-gateway: the upstream server closed the connection.\n");
+                return -1;
+        }
+        return moved | rc;
+}
+
+/* Upstream to client: the response heads rewritten, the body as it comes. */
+static int forward_down(struct conn *c)
+{
+        struct request *r = &c->req;
+        int moved = 0, rc;
+        if (!r->resp.done || !r->resp_head_done) {
+                if ((rc = flow_read(&c->down, c->upstream.fd)) < 0) {
+                        conn_answer(c, 502, NULL, strerror(-rc),
+                                    "umwelt-gateway: the upstream connection failed.\n");
+                        return -1;
+                }
+                moved = rc;
+        }
+        if (take_response_heads(c) < 0)
+                return -1;
+        if (r->resp_head_done && framing_take(&r->resp, &c->down) < 0) {
+                close_because(c, NULL, "bad chunked framing from upstream");
+                return -1;
+        }
+        if (c->down.eof && !r->resp.done) {
+                if (!r->resp_head_done) {
+                        conn_answer(c, 502, NULL, "upstream closed without a response",
+                                    "umwelt-gateway: the upstream server sent no response.\n");
+                        return -1;
+                }
+                if (r->resp.kind != FRAME_CLOSE) {
+                        close_because(c, NULL, "upstream closed during the response");
+                        return -1;
+                }
+                r->resp.done = true;
+        }
+        if ((rc = flow_write(&c->down, c->client.fd)) < 0) {
+                close_because(c, NULL, "client connection failed");
+                return -1;
+        }
+        return moved | rc;
+}
+
+static int step_forward(struct conn *c)
+{
+        struct request *r = &c->req;
+        int up = forward_up(c);
+        if (up < 0)
+                return 0;
+        int down = forward_down(c);
+        if (down < 0)
+                return 0;
+        if (!r->resp.done || !r->resp_head_done || flow_pending(&c->down))
+                return up | down;
+        /* Answered. The connection goes on only where both framings held:
+         * a server that answered before the request body was through leaves
+         * the rest of that body on the wire. */
+        bool keep = r->keep_alive && r->body.done && r->resp.kind != FRAME_CLOSE && !c->up.eof;
+        request_end(c);
+        if (keep)
+                conn_next_request(c);
+        else
+                conn_set_state(c, CONN_CLOSING);
+        return 1;
+}
+
+/* The last answer out, then a FIN, then whatever the client still sends is
+ * read and dropped until it closes: closing with unread bytes would reset
+ * the connection and could destroy the answer before the client reads it. */
+static int step_closing(struct conn *c)
+{
+        int w = flow_write(&c->down, c->client.fd);
+        if (w < 0) {
+                conn_close(c);
+                return 0;
+        }
+        if (flow_pending(&c->down))
+                return w;
+        if (!c->down.shut) {
+                if (shutdown(c->client.fd, SHUT_WR) < 0) {
+                        conn_close(c);
+                        return 0;
+                }
+                c->down.shut = true;
+        }
+        c->up.start = c->up.end = c->up.fwd = 0;
+        int r = flow_read(&c->up, c->client.fd);
+        if (r < 0 || c->up.eof) {
+                conn_close(c);
+                return 0;
+        }
+        return r;
+}
+
+void conn_stream(struct conn *c)
+{
+        int progress = 1;
+        while (progress > 0 && !c->closed) {
+                switch (c->state) {
+                case CONN_HELLO:
+                        progress = step_hello(c);
+                        break;
+                case CONN_TUNNEL:
+                        progress = step_tunnel(c);
+                        break;
+                case CONN_FORWARD:
+                        progress = step_forward(c);
+                        break;
+                case CONN_CLOSING:
+                        progress = step_closing(c);
+                        break;
+                default:
+                        return;
+                }
+        }
+}
+
+void conn_next_request(struct conn *c)
+{
+        free(c->up.extra);
+        c->up.extra = NULL;
+        c->up.extra_len = c->up.extra_off = 0;
+        c->up.fwd = 0;
+        flow_discard(&c->down);
+        c->down.eof = c->down.shut = false;
+        conn_set_state(c, CONN_HEAD);
+        conn_on_head(c);
+}

@@ -1,0 +1,366 @@
+#!/bin/bash
+# umwelt-gateway from the sandbox's side. The whole scene lives in network
+# namespaces this test makes, joined by a veth pair, so no packet can leave
+# the machine whatever a route says: an "internet" namespace with HTTP and
+# HTTPS servers (a certificate from a CA made here) at addresses that exist
+# only in it, the gateway's own namespace with a veth into it, and a
+# "sandbox" namespace with nothing but lo, where the gateway puts its
+# listeners on 127.0.0.1:3128 and [::1]:3128. Names come from --hosts.
+# Every request is made from inside the sandbox namespace.
+T_NAME=gateway
+. "$(dirname "$0")/lib.sh"
+t_require_root
+GW=$UMW_BUILDDIR/umwelt-gateway
+INET_PY=$UMW_SRCDIR/tests/integration/helpers/gateway-inet.py
+[[ -x $GW ]] || t_bail "$GW missing (build it)"
+for tool in curl openssl ip; do
+        command -v $tool >/dev/null || t_skip_all "$tool missing"
+done
+t_setup
+
+NS=umwt-gw$$
+INET=$NS-inet GWNS=$NS-gw SBX=$NS-sbx
+SCENE_PIDS=()
+scene_cleanup() {
+        local p ns
+        for p in "${SCENE_PIDS[@]}"; do
+                kill -9 "$p" 2>/dev/null
+                wait "$p" 2>/dev/null
+        done
+        for ns in "$INET" "$GWNS" "$SBX"; do
+                ip netns del "$ns" 2>/dev/null
+        done
+}
+T_EXTRA_CLEANUP=scene_cleanup
+
+# in_ns NS CMD...: CMD in that network namespace. What runs in the
+# background is started with nsenter itself, so that $! is its pid (ip netns
+# exec, or a function, would fork and leave a child behind a kill).
+in_ns() {
+        local ns=$1
+        shift
+        nsenter --net="/run/netns/$ns" -- "$@"
+}
+
+# ------------------------------------------------------------- the scene
+
+for ns in "$INET" "$GWNS" "$SBX"; do
+        ip netns add "$ns" || t_bail "ip netns add $ns"
+        ip -n "$ns" link set lo up
+done
+ip -n "$GWNS" link add gw0 type veth peer name in0 netns "$INET" || t_bail "veth"
+ip -n "$GWNS" addr add 11.0.0.1/8 dev gw0
+ip -n "$GWNS" link set gw0 up
+ip -n "$GWNS" route add default dev gw0
+for a in 11.0.0.10/8 11.0.0.11/8 10.0.0.5/32 198.51.100.10/32; do
+        ip -n "$INET" addr add "$a" dev in0
+done
+ip -n "$INET" link set in0 up
+
+# A test CA and a server certificate for the HTTPS names.
+pki=$T_TMP/pki
+mkdir -p "$pki"
+(
+        cd "$pki" &&
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+                        -subj /CN=umwelt-test-ca &&
+                openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
+                        -subj /CN=secure.example &&
+                printf 'subjectAltName=DNS:secure.example,DNS:other.example,DNS:inspect.example\n' >ext &&
+                openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+                        -extfile ext -out srv.pem
+) >"$T_TMP/pki.log" 2>&1 || t_bail "openssl: $(cat "$T_TMP/pki.log")"
+
+nsenter --net="/run/netns/$INET" -- "$PY" "$INET_PY" 11.0.0.10 11.0.0.11 "$pki/srv.pem" "$pki/srv.key" \
+        "$T_TMP/inet.ready" 2>"$T_TMP/inet.err" &
+SCENE_PIDS+=($!)
+wait_file "$T_TMP/inet.ready" 100 || t_bail "the test internet did not start: $(cat "$T_TMP/inet.err")"
+
+cat >"$T_TMP/hosts" <<'HOSTS'
+# the gateway's only resolver in this test
+11.0.0.10 web.example other.example denied.example paths.example methods.example later.example
+11.0.0.11 secure.example inspect.example
+10.0.0.5 private.example
+127.0.0.1 loop.example
+11.0.0.10 mixed.example
+10.0.0.5 mixed.example
+198.51.100.10 testnet.example
+HOSTS
+
+POLICY=$T_TMP/policy.toml
+write_policy() {
+        cat >"$POLICY" <<POL
+[egress]
+enabled = true
+allow = ["web.example", "secure.example", "private.example", "loop.example", "mixed.example",
+         "testnet.example", "paths.example/public/*", "inspect.example/api/**",
+         "GET,HEAD methods.example", "denied.example", "nowhere.example" $1]
+deny = ["denied.example"]
+POL
+}
+write_policy ""
+LOG=$T_TMP/egress.jsonl
+
+# start_gateway PORT ARGS...: a gateway in its namespace, listening in the
+# sandbox's on PORT; returns once it says it is ready. GW_PID is its pid.
+start_gateway() {
+        local port=$1 fifo=$T_TMP/ready.$1 line=
+        shift
+        rm -f "$fifo"
+        mkfifo "$fifo"
+        nsenter --net="/run/netns/$GWNS" -- "$GW" --netns "/run/netns/$SBX" --port "$port" --policy "$POLICY" \
+                --log "$LOG" --hosts "$T_TMP/hosts" --sandbox gwtest --ready-fd 3 "$@" \
+                3>"$fifo" 2>>"$T_TMP/gw.err" </dev/null &
+        GW_PID=$!
+        SCENE_PIDS+=($GW_PID)
+        read -r -t 10 line <"$fifo"
+        [[ $line == ready ]]
+}
+
+start_gateway 3128 || t_bail "the gateway did not start: $(cat "$T_TMP/gw.err")"
+MAIN_GW=$GW_PID
+
+# ------------------------------------------------------------- helpers
+
+# pcurl ARGS...: curl in the sandbox through the gateway; T_CODE is the
+# status (the CONNECT status for https), T_BODY the body, T_ERR stderr.
+pcurl() {
+        local proxy=${PROXY:-http://127.0.0.1:3128}
+        in_ns "$SBX" curl -sS --max-time 10 --cacert "$pki/ca.pem" -x "$proxy" \
+                -o "$T_TMP/body" -w '%{http_code} %{http_connect}' "$@" \
+                >"$T_TMP/code" 2>"$T_TMP/curl.err" </dev/null
+        T_RC=$?
+        T_CODE=$(cat "$T_TMP/code")
+        T_BODY=$(cat "$T_TMP/body" 2>/dev/null)
+        T_ERR=$(cat "$T_TMP/curl.err")
+        rm -f "$T_TMP/body"
+}
+
+# raw TEXT [PORT]: TEXT (\r and \n written as such) sent as is from the
+# sandbox; T_RESP is the whole answer up to the close.
+raw() {
+        T_RESP=$(in_ns "$SBX" "$PY" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+s.sendall(sys.argv[1].replace("\\r", "\r").replace("\\n", "\n").encode("latin-1"))
+data = b""
+try:
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        data += c
+except OSError as e:
+    data += ("\n[%s]" % e).encode()
+sys.stdout.write(data.decode("latin-1"))
+' "$1" "${2:-3128}" 2>&1)
+}
+
+# log_line REGEX: the first egress log line matching REGEX, waited for (the
+# line is written when the request is over, the client may be quicker).
+log_line() {
+        local n=30 l
+        while ((n-- > 0)); do
+                l=$(grep -E -m1 -- "$1" "$LOG" 2>/dev/null) && { printf '%s\n' "$l"; return 0; }
+                sleep 0.1
+        done
+        return 1
+}
+
+# ------------------------------------------------------------- tests
+
+t_eq "the listener is in the sandbox namespace on 127.0.0.1 and ::1 only" \
+        "127.0.0.1:3128 [::1]:3128" \
+        "$(in_ns "$SBX" ss -Hltn | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... and not in the gateway's own" "" "$(in_ns "$GWNS" ss -Hltn | awk '{print $4}')"
+
+pcurl -H 'Authorization: Bearer SECRET-AUTH-1' -H 'Cookie: sid=SECRET-COOKIE-1' \
+        -H 'Proxy-Authorization: Basic SECRET-PROXY-1' http://web.example/hello?q=SECRET-QUERY
+t_eq "an allowed host over HTTP" "200 000" "$T_CODE" "$T_ERR"
+t_match "... reaches the server with its path" "path=/hello\?q=SECRET-QUERY" "$T_BODY"
+t_match "... the Authorization goes to the server (end to end)" "header:authorization=Bearer SECRET-AUTH-1" "$T_BODY"
+t_nomatch "... Proxy-Authorization does not (hop by hop)" "proxy-authorization" "$T_BODY"
+t_match "... the server is asked to close its side" "header:connection=close" "$T_BODY"
+line=$(log_line '"path":"/hello"')
+t_match "... logged: method, host, port, path, address, decision, rule, status, bytes, duration" \
+        '"sandbox":"gwtest","method":"GET","host":"web.example","port":80,"path":"/hello","address":"11.0.0.10","decision":"allow","rule":"web.example","status":200,"bytes_up":[1-9][0-9]*,"bytes_down":[1-9][0-9]*,"duration_ms":[0-9]+' \
+        "$line"
+t_nomatch "... without an Authorization, Cookie or Proxy-Authorization value or the query" \
+        "SECRET" "$(cat "$LOG")"
+
+pcurl -I http://web.example/head
+t_eq "HEAD over HTTP" "200 000" "$T_CODE" "$T_ERR"
+
+pcurl http://web.example/chunked
+t_match "a chunked response passes whole" "path=/chunked" "$T_BODY" "$T_ERR"
+t_nomatch "... without the hop-by-hop field the server's Connection names" "X-Hop" \
+        "$(in_ns "$SBX" curl -sS -D - -o /dev/null --max-time 10 -x http://127.0.0.1:3128 http://web.example/x 2>&1)"
+
+head -c 300000 /dev/urandom >"$T_TMP/upload"
+pcurl --data-binary @"$T_TMP/upload" http://web.example/upload
+t_match "a request body (Content-Length) is streamed to the server" "body_bytes=300000" "$T_BODY" "$T_ERR"
+pcurl -H 'Transfer-Encoding: chunked' --data-binary @"$T_TMP/upload" http://web.example/upload-chunked
+t_match "... and a chunked one" "body_bytes=300000" "$T_BODY" "$T_ERR"
+pcurl http://web.example/big/5000000
+t_eq "a 5 MB response body is streamed" 5000000 "$(in_ns "$SBX" curl -sS --max-time 20 -x http://127.0.0.1:3128 http://web.example/big/5000000 | wc -c)"
+
+pcurl https://secure.example/tls
+t_eq "an allowed host over HTTPS (CONNECT)" "200 200" "$T_CODE" "$T_ERR"
+t_match "... the server answers through the tunnel" "path=/tls" "$T_BODY"
+line=$(log_line '"method":"CONNECT","host":"secure.example"')
+t_match "... logged with port 443, the address and bytes both ways" \
+        '"port":443,"address":"11.0.0.11","decision":"allow","rule":"secure.example","status":200,"bytes_up":[1-9][0-9]*,"bytes_down":[1-9][0-9]*' "$line"
+
+PROXY='http://[::1]:3128' pcurl http://web.example/v6
+t_eq "the [::1] listener serves too" "200 000" "$T_CODE" "$T_ERR"
+
+pcurl http://web.example/a -o /dev/null http://web.example/b
+t_eq "two requests on one kept-alive connection" "200 000200 000" "$T_CODE" "$T_ERR"
+t_match "... each its own log line" '"path":"/b"' "$(log_line '"path":"/b"')"
+t_match "... over one connection" "Re-using existing connection|Reusing existing connection" \
+        "$(in_ns "$SBX" curl -sv --max-time 10 -x http://127.0.0.1:3128 -o /dev/null -o /dev/null http://web.example/c http://web.example/d 2>&1)"
+pcurl http://web.example/e -o /dev/null http://other.example/f
+t_eq "... where each request is decided: the second is refused" "200 000403 000" "$T_CODE" "$T_ERR"
+
+pcurl http://denied.example/
+t_eq "a host on the deny list: 403" "403 000" "$T_CODE" "$T_ERR"
+t_match "... naming the rule" 'denied by the egress rule "denied.example"' "$T_BODY"
+t_match "... logged as denied by it" '"decision":"deny","rule":"denied.example"' \
+        "$(log_line '"host":"denied.example"')"
+
+pcurl http://other.example/
+t_eq "an unmatched host: 403" "403 000" "$T_CODE" "$T_ERR"
+t_match "... naming the rule to ask for" 'allow = \["other.example"\]' "$T_BODY"
+pcurl https://other.example/
+t_eq "... over CONNECT too" "000 403" "$T_CODE" "$T_ERR"
+
+pcurl http://paths.example/public/file
+t_eq "a path rule allows its path (plain HTTP)" "200 000" "$T_CODE" "$T_ERR"
+pcurl http://paths.example/private/file
+t_eq "... and refuses its sibling" "403 000" "$T_CODE" "$T_ERR"
+pcurl http://paths.example/public/../private/file --path-as-is
+t_match "... and a dot-dot way around it" "^4[0-9][0-9] 000$" "$T_CODE" "$T_ERR"
+pcurl http://methods.example/m
+t_eq "a method rule allows GET" "200 000" "$T_CODE" "$T_ERR"
+pcurl -X DELETE http://methods.example/m
+t_eq "... and refuses DELETE" "403 000" "$T_CODE" "$T_ERR"
+pcurl https://inspect.example/api/x
+t_eq "a path rule over HTTPS: refused (no TLS termination yet)" "000 403" "$T_CODE" "$T_ERR"
+raw 'CONNECT inspect.example:443 HTTP/1.1\r\nHost: inspect.example:443\r\n\r\n'
+t_match "... saying so" "TLS termination is not available yet" "$T_RESP"
+
+# Domain fronting: the tunnel's name is allowed, the TLS name is another.
+in_ns "$SBX" openssl s_client -proxy 127.0.0.1:3128 -connect secure.example:443 \
+        -servername other.example -CAfile "$pki/ca.pem" </dev/null >"$T_TMP/sclient" 2>&1
+t_match "CONNECT with a different SNI: no TLS session" "no peer certificate available" "$(cat "$T_TMP/sclient")"
+t_match "... logged as refused" '"decision":"deny".*"reason":"SNI other.example differs from the CONNECT host"' \
+        "$(log_line 'SNI other.example')"
+pcurl --connect-to secure.example:443:secure.example:443 -H 'Host: other.example' https://secure.example/ok
+t_eq "(the same tunnel with the matching SNI works)" "200 200" "$T_CODE" "$T_ERR"
+in_ns "$SBX" openssl s_client -proxy 127.0.0.1:3128 -connect secure.example:443 -noservername \
+        -CAfile "$pki/ca.pem" </dev/null >"$T_TMP/sclient" 2>&1
+t_match "CONNECT with no SNI to a named host: refused" '"reason":"ClientHello without SNI"' \
+        "$(log_line 'without SNI')"
+raw 'CONNECT web.example:80 HTTP/1.1\r\nHost: web.example:80\r\n\r\nGET / HTTP/1.1\r\nHost: web.example\r\n\r\n'
+t_nomatch "a CONNECT that carries no TLS: nothing comes back from the server" "path=" "$T_RESP"
+t_match "... logged as refused" '"reason":"not TLS after CONNECT"' "$(log_line 'not TLS')"
+
+for h in private.example loop.example mixed.example testnet.example; do
+        pcurl "http://$h/"
+        t_eq "$h resolves to a non-public address: 403" "403 000" "$T_CODE" "$T_ERR"
+done
+t_match "... naming the address and its class" "10.0.0.5, a private address" \
+        "$(pcurl http://private.example/; echo "$T_BODY")"
+t_match "... logged" '"host":"loop.example".*"decision":"deny".*"reason":"address 127.0.0.1 is loopback"' \
+        "$(log_line '"host":"loop.example"')"
+pcurl https://private.example/
+t_eq "... over CONNECT too" "000 403" "$T_CODE" "$T_ERR"
+
+pcurl http://nowhere.example/
+t_eq "an allowed name that does not resolve: 502" "502 000" "$T_CODE" "$T_ERR"
+
+for form in 2130706433 0x7f000001 0x7f.1 017700000001 127.1 0 0.0.0.0 '[::]' '[::1]' \
+        '[::ffff:127.0.0.1]' '[::ffff:7f00:1]' '[64:ff9b::7f00:1]' '[2002:7f00:1::]' \
+        169.254.169.254 2852039166 '[fd00:ec2::254]' 100.64.0.1 100.100.100.200; do
+        raw "GET http://$form/ HTTP/1.1\r\nHost: $form\r\nConnection: close\r\n\r\n"
+        t_match "address form $form over HTTP: 403" "^HTTP/1.1 403 " "$T_RESP"
+        raw "CONNECT $form:443 HTTP/1.1\r\nHost: $form:443\r\n\r\n"
+        t_match "... and over CONNECT" "^HTTP/1.1 403 " "$T_RESP"
+done
+t_match "2130706433 is logged as the address it is" '"host":"127.0.0.1"' "$(log_line '"host":"127.0.0.1"')"
+raw 'GET http://user@web.example/ HTTP/1.1\r\nHost: web.example\r\n\r\n'
+t_match "userinfo in the URI: 400" "^HTTP/1.1 400 " "$T_RESP"
+raw 'GET http://web.example/ HTTP/1.1\r\nHost: other.example\r\n\r\n'
+t_match "a Host field that differs from the absolute URI: refused" "^HTTP/1.1 40[03] " "$T_RESP"
+t_match "... logged" '"decision":"deny","reason":"[^"]*Host[^"]*differs' "$(log_line 'Host[^"]*differs')"
+raw 'GET http://web.example/ HTTP/1.1\r\nHost: web.example:8080\r\n\r\n'
+t_match "... also by port" "^HTTP/1.1 40[03] " "$T_RESP"
+raw 'GET / HTTP/1.1\r\nHost: web.example\r\n\r\n'
+t_match "an origin-form request (no proxy in the client): 400" "^HTTP/1.1 400 " "$T_RESP"
+raw "GET http://web.example/ HTTP/1.1\r\nHost: web.example\r\nX-Long: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n"
+t_match "an over-long header: 431" "^HTTP/1.1 431 " "$T_RESP"
+raw "GET http://web.example/ HTTP/1.1\r\nHost: web.example\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+t_match "Content-Length with Transfer-Encoding: 400" "^HTTP/1.1 400 " "$T_RESP"
+
+pcurl http://later.example/
+t_eq "a host not yet allowed: 403" "403 000" "$T_CODE" "$T_ERR"
+write_policy ', "later.example"'
+kill -HUP "$MAIN_GW"
+log_line '"event":"egress-reload"' >/dev/null
+pcurl http://later.example/
+t_eq "allowed on the next request after SIGHUP" "200 000" "$T_CODE" "$T_ERR"
+t_match "... the reload is logged" '"event":"egress-reload","sandbox":"gwtest","result":"ok"' \
+        "$(log_line egress-reload)"
+printf '[egress]\nallow = [42]\n' >"$POLICY"
+kill -HUP "$MAIN_GW"
+log_line '"result":"error"' >/dev/null
+pcurl http://web.example/
+t_eq "a policy that does not read refuses everything" "403 000" "$T_CODE" "$T_ERR"
+write_policy ""
+kill -HUP "$MAIN_GW"
+sleep 0.3
+pcurl http://web.example/
+t_eq "... until it reads again" "200 000" "$T_CODE" "$T_ERR"
+
+# Limits: a second gateway with a cap of 2 connections and short timeouts.
+start_gateway 3129 --max-connections 2 --header-timeout 1 || t_bail "second gateway: $(cat "$T_TMP/gw.err")"
+SMALL_GW=$GW_PID
+in_ns "$SBX" "$PY" -c '
+import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", 3129)) for _ in range(2)]
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", 3129), timeout=5)
+print(s.recv(200).decode().splitlines()[0])
+' >"$T_TMP/cap" 2>&1
+t_eq "beyond the connection cap: 503" "HTTP/1.1 503 Service Unavailable" "$(cat "$T_TMP/cap")"
+sleep 1.5
+raw 'GET http://web.example/ HTTP/1.1\r\nHost: web.ex' 3129
+t_match "a request head that does not finish in time: 408" "^HTTP/1.1 408 " "$T_RESP"
+
+# The door closes with the gateway.
+nsenter --net="/run/netns/$SBX" -- curl -sS --max-time 20 -x http://127.0.0.1:3129 -o /dev/null http://web.example/slow/200 \
+        >/dev/null 2>"$T_TMP/killed.err" &
+curl_pid=$!
+sleep 0.5
+kill -9 "$SMALL_GW"
+wait "$curl_pid"
+t_eq "a transfer when the gateway is killed fails" 1 "$([[ $? -ne 0 ]] && echo 1)" "$(cat "$T_TMP/killed.err")"
+pcurl http://web.example/ 
+PROXY=http://127.0.0.1:3129 pcurl http://web.example/
+t_match "... and nothing listens any more" "Failed to connect|Connection refused|Couldn't connect" "$T_ERR"
+
+t_eq "no direct route out of the sandbox" "" "$(in_ns "$SBX" ip route show)"
+in_ns "$SBX" curl -sS --max-time 3 --noproxy '*' http://11.0.0.10/ >/dev/null 2>&1
+t_eq "... a direct connection fails" 1 "$([[ $? -ne 0 ]] && echo 1)"
+
+kill -TERM "$MAIN_GW"
+wait "$MAIN_GW"
+t_eq "SIGTERM stops the gateway cleanly" 0 "$?" "$(cat "$T_TMP/gw.err")"
+t_eq "every line of the egress log is whole JSON" "" \
+        "$("$PY" -c 'import json,sys
+for n, l in enumerate(open(sys.argv[1]), 1):
+    try:
+        json.loads(l)
+    except Exception as e:
+        print(n, e)' "$LOG")"
+t_done
