@@ -11,6 +11,8 @@
  *   presets            = every preset of preset_names()
  *   egress             = false
  *   limits_best_effort = false
+ *   ingress            = true (projects may publish ports on the host's
+ *                        loopback, 127.0.0.1 and ::1 only; false forbids it)
  *
  * The floor is read only when it and its directory are owned by root and
  * writable by nobody else (a sticky directory aside), and not through a
@@ -20,8 +22,11 @@
  *
  * A project may write an [egress] table (enabled, allow, deny): enabling it
  * where the floor forbids egress is refused here; each rule is checked with
- * egress_rule_parse() and kept as written. [ingress] is refused as not
- * supported yet. */
+ * egress_rule_parse() and kept as written.
+ *
+ * A project may write an [ingress] table with ports = [N, ...]: at most
+ * POLICY_INGRESS_PORTS_MAX distinct integers 1..65535, refused where the
+ * floor says ingress = false. */
 #include "policy/config.h"
 #include "policy/egress_rules.h"
 #include "policy/presets.h"
@@ -338,10 +343,12 @@ static int floor_roots_resolve(struct loader *l, struct umw_error **err)
 static int load_floor(struct loader *l, const struct policy_paths *paths, struct umw_error **err)
 {
         static const char *const keys[] = {"grant_roots", "never_grant",        "presets",
-                                           "egress",      "limits_best_effort", NULL};
+                                           "egress",      "limits_best_effort", "ingress",
+                                           NULL};
         struct policy_config *c = l->c;
         const char *file = l->floor_file;
         _cleanup_toml_ struct toml_value *t = NULL;
+        c->ingress_allowed = true;
         int r = layer_read(file, true, &t, err);
         if (r < 0)
                 return r;
@@ -362,7 +369,8 @@ static int load_floor(struct loader *l, const struct policy_paths *paths, struct
             (r = get_paths(t, "never_grant", file, false, &c->never, err)) < 0 ||
             (r = floor_presets(t, file, &c->presets_allowed, err)) < 0 ||
             (r = toml_get_bool(t, "egress", file, &c->egress_allowed, err)) < 0 ||
-            (r = toml_get_bool(t, "limits_best_effort", file, &c->limits_best_effort, err)) < 0)
+            (r = toml_get_bool(t, "limits_best_effort", file, &c->limits_best_effort, err)) < 0 ||
+            (r = toml_get_bool(t, "ingress", file, &c->ingress_allowed, err)) < 0)
                 return r;
         if (!c->grant_roots) {
                 if ((r = strv_add(&c->grant_roots, l->home, err)) < 0)
@@ -599,22 +607,71 @@ static int load_egress(struct loader *l, const struct toml_value *t, struct umw_
         return 0;
 }
 
+static int check_port(const struct toml_value *v, const uint16_t *seen, size_t n,
+                      const char *file, struct umw_error **err)
+{
+        if (v->kind != TOML_INTEGER)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s:%u:%u: 'ports': expected an array of port numbers, found %s",
+                                file, v->line, v->column, toml_kind_name(v->kind));
+        if (v->integer < 1 || v->integer > 65535)
+                return umw_fail(err, UMW_EXIT_CONFIG, ERANGE,
+                                "%s:%u:%u: 'ports': expected a port number from 1 to 65535, "
+                                "found %lld",
+                                file, v->line, v->column, (long long)v->integer);
+        for (size_t i = 0; i < n; i++)
+                if (seen[i] == v->integer)
+                        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                        "%s:%u:%u: 'ports': port %u is listed twice", file,
+                                        v->line, v->column, seen[i]);
+        return 0;
+}
+
+static int load_ingress(struct loader *l, const struct toml_value *t, struct umw_error **err)
+{
+        static const char *const keys[] = {"ports", NULL};
+        const char *file = l->project_file;
+        struct policy_config *c = l->c;
+        const struct toml_value *in = NULL, *ports = NULL;
+        int r = toml_get(t, "ingress", TOML_TABLE, file, &in, err);
+        if (r <= 0)
+                return r;
+        if ((r = toml_check_keys(in, keys, file, err)) < 0 ||
+            (r = toml_get(in, "ports", TOML_ARRAY, file, &ports, err)) <= 0)
+                return r;
+        if (ports->array.n > POLICY_INGRESS_PORTS_MAX)
+                return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
+                                "%s:%u:%u: 'ports': expected at most %d ports, found %zu", file,
+                                ports->line, ports->column, POLICY_INGRESS_PORTS_MAX,
+                                ports->array.n);
+        if (ports->array.n > 0 && !c->ingress_allowed)
+                return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
+                                "%s:%u:%u: 'ports': ingress is not allowed by %s", file,
+                                ports->line, ports->column, l->floor_name);
+        c->ingress_ports = calloc(ports->array.n + 1, sizeof(uint16_t));
+        if (!c->ingress_ports)
+                return umw_fail_sys(err, ENOMEM, "policy");
+        for (size_t i = 0; i < ports->array.n; i++) {
+                const struct toml_value *v = ports->array.items[i];
+                if ((r = check_port(v, c->ingress_ports, i, file, err)) < 0)
+                        return r;
+                c->ingress_ports[c->n_ingress_ports++] = (uint16_t)v->integer;
+        }
+        return 0;
+}
+
 static int load_project(struct loader *l, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant", "preset", "env", "egress", NULL};
+        static const char *const keys[] = {"grant", "preset", "env", "egress", "ingress", NULL};
         const char *file = l->project_file;
         struct config_owned *own = l->c->owned;
         int r = layer_read(file, false, &own->project, err);
         if (r < 0 || !own->project)
                 return r;
         const struct toml_value *t = own->project;
-        const struct toml_entry *ingress = toml_table_entry(t, "ingress");
-        if (ingress)
-                return umw_fail(err, UMW_EXIT_CONFIG, ENOTSUP,
-                                "%s:%u:%u: 'ingress' is not supported yet", file, ingress->line,
-                                ingress->column);
         if ((r = toml_check_keys(t, keys, file, err)) < 0 || (r = load_grants(l, t, err)) < 0 ||
-            (r = set_preset(l, t, file, err)) < 0 || (r = load_env(l, t, err)) < 0)
+            (r = set_preset(l, t, file, err)) < 0 || (r = load_env(l, t, err)) < 0 ||
+            (r = load_ingress(l, t, err)) < 0)
                 return r;
         return load_egress(l, t, err);
 }
@@ -690,6 +747,7 @@ void policy_config_free(struct policy_config *c)
         grants_strv_free(c->env);
         grants_strv_free(c->egress_allow);
         grants_strv_free(c->egress_deny);
+        free(c->ingress_ports);
         free(c->preset);
         free(c->grants);
         *c = (struct policy_config){0};

@@ -8,8 +8,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy/grants.h"
+
+/* Ports one project may publish (netns/ingress.h's INGRESS_PORTS_MAX). */
+#define POLICY_INGRESS_PORTS_MAX 16
 
 struct umw_error;
 
@@ -42,6 +46,9 @@ struct policy_config {
         bool egress_enabled;
         char **egress_allow; /* raw strings as written, NULL-terminated */
         char **egress_deny;
+        bool ingress_allowed;    /* the floor lets projects publish loopback ports */
+        uint16_t *ingress_ports; /* the project's [ingress] ports, in file order */
+        size_t n_ingress_ports;
         void *owned; /* the parsed trees and strings the fields point into */
 };
 

@@ -551,10 +551,16 @@ Test(policy_config, project_egress_bad_keys)
         load_fails("@/project.toml:2:11: 'enabled': expected a boolean, found a string");
 }
 
-Test(policy_config, project_ingress_is_not_supported_yet)
+/* The rest of [ingress] is in test-ingress.c. */
+Test(policy_config, project_ingress_ports)
 {
         write_file(project_path, "preset = \"dev\"\n\n[ingress]\nports = [8080]\n");
-        load_fails("@/project.toml:3:1: 'ingress' is not supported yet");
+        struct policy_config c = {0};
+        load_ok(&c);
+        cr_assert(c.ingress_allowed);
+        cr_assert_eq(c.n_ingress_ports, 1);
+        cr_assert_eq(c.ingress_ports[0], 8080);
+        policy_config_free(&c);
 }
 
 Test(policy_config, project_unknown_keys)
