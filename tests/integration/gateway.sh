@@ -102,22 +102,27 @@ write_policy ""
 LOG=$T_TMP/egress.jsonl
 
 # start_gateway PORT ARGS...: a gateway in its namespace, listening in the
-# sandbox's on PORT; returns once it says it is ready. GW_PID is its pid.
+# sandbox's on PORT (by default), with the test's hosts file and log;
+# returns once it says it is ready. GW_PID is its pid. GW_PRE (an array)
+# runs before everything (a mount namespace), GW_AS between nsenter and the
+# gateway (another uid).
+GW_PRE=() GW_AS=()
 start_gateway() {
         local port=$1 fifo=$T_TMP/ready.$1 line=
         shift
         rm -f "$fifo"
         mkfifo "$fifo"
-        nsenter --net="/run/netns/$GWNS" -- "$GW" --netns "/run/netns/$SBX" --port "$port" --policy "$POLICY" \
-                --log "$LOG" --hosts "$T_TMP/hosts" --sandbox gwtest --ready-fd 3 "$@" \
+        "${GW_PRE[@]}" nsenter --net="/run/netns/$GWNS" -- "${GW_AS[@]}" "$GW" --port "$port" \
+                --policy "$POLICY" --sandbox gwtest --ready-fd 3 "$@" \
                 3>"$fifo" 2>>"$T_TMP/gw.err" </dev/null &
         GW_PID=$!
         SCENE_PIDS+=($GW_PID)
         read -r -t 10 line <"$fifo"
         [[ $line == ready ]]
 }
+GW_ARGS=(--netns "/run/netns/$SBX" --log "$LOG" --hosts "$T_TMP/hosts")
 
-start_gateway 3128 || t_bail "the gateway did not start: $(cat "$T_TMP/gw.err")"
+start_gateway 3128 "${GW_ARGS[@]}" || t_bail "the gateway did not start: $(cat "$T_TMP/gw.err")"
 MAIN_GW=$GW_PID
 
 # ------------------------------------------------------------- helpers
@@ -322,8 +327,56 @@ sleep 0.3
 pcurl http://web.example/
 t_eq "... until it reads again" "200 000" "$T_CODE" "$T_ERR"
 
+# The system's resolver (getaddrinfo in the gateway's worker threads), in a
+# private mount namespace whose /etc/hosts is the test's file and whose
+# resolv.conf names a server nobody runs.
+echo 'nameserver 127.0.0.1' >"$T_TMP/resolv.conf"
+GW_PRE=(unshare -m -- sh -c 'mount --bind "$1" /etc/hosts && mount --bind "$2" /etc/resolv.conf &&
+        shift 2 && exec "$@"' sh "$T_TMP/hosts" "$T_TMP/resolv.conf")
+if start_gateway 3130 --netns "/run/netns/$SBX" --log "$LOG"; then
+        PROXY=http://127.0.0.1:3130 pcurl http://web.example/resolver
+        t_eq "with the system's resolver: an allowed host" "200 000" "$T_CODE" "$T_ERR"
+        PROXY=http://127.0.0.1:3130 pcurl http://mixed.example/
+        t_eq "... a name with a private address among its addresses: 403" "403 000" "$T_CODE" "$T_ERR"
+        PROXY=http://127.0.0.1:3130 pcurl http://nowhere.example/
+        t_eq "... a name it cannot resolve: 502" "502 000" "$T_CODE" "$T_ERR"
+        kill -TERM "$GW_PID"
+        wait "$GW_PID"
+        t_eq "... and it stops cleanly (its threads joined)" 0 "$?" "$(cat "$T_TMP/gw.err")"
+else
+        t_fail "the gateway with the system's resolver starts" "$(cat "$T_TMP/gw.err")"
+fi
+GW_PRE=()
+
+# Rootless: a sandbox network namespace owned by an unprivileged user's user
+# namespace, and a gateway running as that user, which must enter the user
+# namespace (in a child) to make its listeners there.
+t_test_user
+setpriv --reuid="$U" --regid="$G" --clear-groups -- unshare --user --map-root-user --net -- \
+        sh -c 'ip link set lo up && echo $$ >"$1" && exec sleep 600' sh "$XDG/usbx.pid" \
+        2>"$T_TMP/usbx.err" </dev/null &
+SCENE_PIDS+=($!)
+if ! wait_file "$XDG/usbx.pid" 50; then
+        t_skip "rootless gateway" "no unprivileged user namespace: $(cat "$T_TMP/usbx.err")"
+else
+        upid=$(cat "$XDG/usbx.pid")
+        GW_AS=(setpriv --reuid="$U" --regid="$G" --clear-groups --)
+        if start_gateway 3128 --netns-pid "$upid" --log "$XDG/egress.jsonl" --hosts "$T_TMP/hosts"; then
+                t_eq "a gateway as an unprivileged user" "$U" "$(stat -c %u "/proc/$GW_PID")"
+                t_eq "... listens in the user's sandbox namespace" "127.0.0.1:3128 [::1]:3128" \
+                        "$(nsenter --net="/proc/$upid/ns/net" -- ss -Hltn | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//')"
+                nsenter --net="/proc/$upid/ns/net" -- curl -sS --max-time 10 -x http://127.0.0.1:3128 \
+                        http://web.example/rootless >"$T_TMP/rootless.out" 2>&1
+                t_match "... and serves it" "path=/rootless" "$(cat "$T_TMP/rootless.out")"
+                t_match "... logging to the user's log" '"path":"/rootless"' "$(cat "$XDG/egress.jsonl")"
+        else
+                t_fail "a gateway as an unprivileged user starts" "$(cat "$T_TMP/gw.err")"
+        fi
+        GW_AS=()
+fi
+
 # Limits: a second gateway with a cap of 2 connections and short timeouts.
-start_gateway 3129 --max-connections 2 --header-timeout 1 || t_bail "second gateway: $(cat "$T_TMP/gw.err")"
+start_gateway 3129 "${GW_ARGS[@]}" --max-connections 2 --header-timeout 1 || t_bail "second gateway: $(cat "$T_TMP/gw.err")"
 SMALL_GW=$GW_PID
 in_ns "$SBX" "$PY" -c '
 import socket, sys, time
