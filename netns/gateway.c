@@ -313,7 +313,7 @@ static void on_lookups(struct loop *l)
         }
 }
 
-static void on_conn_event(struct endpoint *ep, uint32_t events)
+static void on_conn_event(struct endpoint *ep)
 {
         struct conn *c = ep->conn;
         if (c->closed)
@@ -353,7 +353,7 @@ static void dispatch(struct loop *l, struct epoll_event *ev)
                 on_lookups(l);
                 break;
         default:
-                on_conn_event(ep, ev->events);
+                on_conn_event(ep);
         }
 }
 

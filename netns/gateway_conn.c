@@ -464,5 +464,7 @@ void conn_on_head(struct conn *c)
                         conn_close(c);
                 if (r <= 0)
                         return;
+                if (avail == 0) /* the head timeout runs from its first byte */
+                        c->state_since_ms = gateway_now_ms();
         }
 }

@@ -375,6 +375,63 @@ else
         GW_AS=()
 fi
 
+# Listeners handed over by the caller (what umwelt-run does): made in the
+# sandbox's namespace by a process that goes back to its own before it
+# execs the gateway with --listen-fd.
+rm -f "$T_TMP/ready.fd"
+mkfifo "$T_TMP/ready.fd"
+nsenter --net="/run/netns/$GWNS" -- "$PY" -c '
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+home = os.open("/proc/self/ns/net", os.O_RDONLY)
+def enter(fd):
+    if libc.setns(fd, 0x40000000) != 0:
+        raise OSError(ctypes.get_errno(), "setns")
+enter(os.open(sys.argv[1], os.O_RDONLY))
+s = socket.socket()
+s.bind(("127.0.0.1", 3131))
+s.listen(16)
+enter(home)
+os.set_inheritable(s.fileno(), True)
+os.execv(sys.argv[2], [sys.argv[2], "--listen-fd", str(s.fileno())] + sys.argv[3:])
+' "/run/netns/$SBX" "$GW" --policy "$POLICY" --log "$LOG" --hosts "$T_TMP/hosts" --ready-fd 3 \
+        3>"$T_TMP/ready.fd" 2>>"$T_TMP/gw.err" </dev/null &
+FD_GW=$!
+SCENE_PIDS+=($FD_GW)
+read -r -t 10 line <"$T_TMP/ready.fd"
+PROXY=http://127.0.0.1:3131 pcurl http://web.example/fd
+t_eq "a gateway serving a listener it was given (--listen-fd)" "200 000" "$T_CODE" "$T_ERR $(cat "$T_TMP/gw.err")"
+kill -TERM "$FD_GW"
+wait "$FD_GW"
+t_eq "... gone with it" "" "$(in_ns "$SBX" ss -Hltn 'sport = :3131')"
+
+# Bad input: one line, the documented exit code, no listener left behind.
+gw_fails() {
+        local want=$1 name=$2
+        shift 2
+        capture nsenter --net="/run/netns/$GWNS" -- "$GW" "$@"
+        t_eq "$name: exit $want" "$want" "$T_RC" "$T_OUT"
+        t_eq "... one line" 1 "$(wc -l <<<"$T_OUT")" "$T_OUT"
+}
+printf '[egress]\nallow = [42]\n' >"$T_TMP/bad1.toml"
+printf '[egress]\nallow = ["ok.example", "exa mple.com"]\n' >"$T_TMP/bad2.toml"
+printf '[egress]\nalow = ["x.example"]\n' >"$T_TMP/bad3.toml"
+printf '10.0.0.1 good.example\nnot-an-address x.example\n' >"$T_TMP/bad.hosts"
+gw_fails 2 "no arguments"
+gw_fails 2 "no policy" --netns "/run/netns/$SBX" --log "$LOG"
+gw_fails 2 "an unknown option" --bogus
+gw_fails 2 "two network namespaces" --netns "/run/netns/$SBX" --netns-pid 1 --policy "$POLICY" --log "$LOG"
+gw_fails 2 "--listen-fd that is not a listening socket" --listen-fd 9 --policy "$POLICY" --log "$LOG" 9<"$POLICY"
+gw_fails 3 "a rule list with a number" --netns "/run/netns/$SBX" --port 3132 --policy "$T_TMP/bad1.toml" --log "$LOG"
+t_match "... naming the file and line" "bad1.toml:2:" "$T_OUT"
+gw_fails 3 "a rule that is no rule" --netns "/run/netns/$SBX" --port 3132 --policy "$POLICY" --policy "$T_TMP/bad2.toml" --log "$LOG"
+t_match "... naming the file and the rule" 'bad2.toml.*egress.allow\[1\]' "$T_OUT"
+gw_fails 3 "an unknown key in [egress]" --netns "/run/netns/$SBX" --port 3132 --policy "$T_TMP/bad3.toml" --log "$LOG"
+gw_fails 3 "a bad hosts file" --netns "/run/netns/$SBX" --port 3132 --policy "$POLICY" --log "$LOG" --hosts "$T_TMP/bad.hosts"
+t_match "... naming the file and line" "bad.hosts:2:" "$T_OUT"
+gw_fails 1 "a network namespace that is not there" --netns "$T_TMP/nonexistent" --policy "$POLICY" --log "$LOG"
+t_eq "... and nothing listens on the port those tried" "" "$(in_ns "$SBX" ss -Hltn 'sport = :3132')"
+
 # Limits: a second gateway with a cap of 2 connections and short timeouts.
 start_gateway 3129 "${GW_ARGS[@]}" --max-connections 2 --header-timeout 1 || t_bail "second gateway: $(cat "$T_TMP/gw.err")"
 SMALL_GW=$GW_PID
