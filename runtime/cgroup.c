@@ -742,20 +742,60 @@ int cgroup_plan_prepare_unified(const struct cgroup_plan *p, int *fd, struct umw
         return v2 ? setup_hierarchy(p, v2, 0, fd, err) : 0;
 }
 
-int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool in_unified, bool *placed,
+_Static_assert(CGROUP_MAX_JOINS >= MAX_HIERARCHIES, "a join per hierarchy");
+
+/* A writable fd of the tasks file of the v1 cgroup set up at dirfd, for the
+ * init to join; -1 when the hierarchy was skipped or, not required, its
+ * tasks file cannot be opened. */
+static int open_tasks(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd, int *out,
                       struct umw_error **err)
 {
-        *placed = in_unified;
+        *out = dirfd < 0 ? -1 : openat(dirfd, "tasks", O_WRONLY | O_CLOEXEC);
+        if (*out >= 0 || dirfd < 0)
+                return 0;
+        if (p->strict || has_writes(p, h))
+                return umw_fail_errno(err, "cgroup %s/%s: open tasks", h->mountpoint, p->path);
+        umw_debug("cgroup %s/%s not joined: %s", h->mountpoint, p->path, strerror(errno));
+        return 0;
+}
+
+int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool in_unified, int *joins,
+                      size_t *n_joins, struct umw_error **err)
+{
+        *n_joins = 0;
         for (size_t i = 0; i < p->host.n; i++) {
-                if (in_unified && p->host.h[i].v2)
+                const struct hierarchy *h = &p->host.h[i];
+                if (in_unified && h->v2)
                         continue;
                 _cleanup_close_ int fd = -1;
-                int r = setup_hierarchy(p, &p->host.h[i], pid, &fd, err);
-                if (r < 0)
+                int tasks = -1;
+                int r = setup_hierarchy(p, h, h->v2 ? pid : 0, &fd, err);
+                if (r == 0 && !h->v2)
+                        r = open_tasks(p, h, fd, &tasks, err);
+                if (r < 0) {
+                        cgroup_join_close(joins, n_joins);
                         return r;
-                *placed = *placed || fd >= 0;
+                }
+                if (tasks >= 0)
+                        joins[(*n_joins)++] = tasks;
         }
         return 0;
+}
+
+void cgroup_join_close(int *joins, size_t *n)
+{
+        for (size_t i = 0; i < *n; i++)
+                close(joins[i]);
+        *n = 0;
+}
+
+int cgroup_join_self(int *joins, size_t *n, struct umw_error **err)
+{
+        int r = 0;
+        for (size_t i = 0; i < *n && r == 0; i++)
+                r = umw_write_all(joins[i], "0", 1);
+        cgroup_join_close(joins, n);
+        return r < 0 ? umw_fail_sys(err, -r, "join the container's cgroup") : 0;
 }
 
 static int open_in(const struct hierarchy *h, const char *path, int flags)

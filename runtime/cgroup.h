@@ -44,13 +44,22 @@ void cgroup_plan_free(struct cgroup_plan *plan);
  * needed. *fd is a directory fd of it, or -1 when the host has no cgroup2
  * hierarchy or, without strict, it is not ours and carries no limit. */
 int cgroup_plan_prepare_unified(const struct cgroup_plan *plan, int *fd, struct umw_error **err);
-/* Creates the cgroup in each hierarchy, writes the limits and device rules,
- * then moves pid in; with in_unified the init was born in its cgroup2
- * directory and only the v1 hierarchies are joined. Without strict, a
- * hierarchy we may not write and that carries no limit is skipped; *placed
- * says whether any holds the process. */
-int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool in_unified, bool *placed,
-                      struct umw_error **err);
+/* Creates the cgroup in each hierarchy and writes the limits and device
+ * rules. pid is moved into the cgroup2 one unless in_unified (the init was
+ * born there); the v1 ones the init joins itself: joins[CGROUP_MAX_JOINS]
+ * receives a writable fd of each one's tasks file, *n_joins of them, for
+ * cgroup_join_self. Without strict, a hierarchy we may not write and that
+ * carries no limit is skipped. */
+#define CGROUP_MAX_JOINS 32
+int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool in_unified, int *joins,
+                      size_t *n_joins, struct umw_error **err);
+/* In the init: joins each cgroup by writing "0" (the calling thread) to its
+ * tasks fd, then closes them all. Moving one's own thread takes no global
+ * lock, where a pid written to a v1 cgroup.procs waits for an RCU grace
+ * period (1 to 20 ms); the init has one thread, so the whole process moves.
+ * The fds are opened by umwelt-run, whose credentials the kernel checks. */
+int cgroup_join_self(int *joins, size_t *n, struct umw_error **err);
+void cgroup_join_close(int *joins, size_t *n);
 
 /* Moves pid into the existing cgroup at path (exec), where we may. */
 int cgroup_enter(const char *path, pid_t pid, struct umw_error **err);

@@ -366,18 +366,22 @@ static int prepare_cgroup(struct creation *c, struct umw_error **err)
         return cgroup_plan_prepare_unified(c->cgroup_plan, &c->cgroup_fd, err);
 }
 
-/* Runs while the init builds its mounts: on a cgroup v1 host the first
- * migration waits for an RCU grace period, the largest single cost of a
- * start. The limits are written before the init enters, and the init asks
- * before anything it starts could escape the cgroup (hooks) and reports
- * READY only after this returned. */
+/* Runs while the init builds its mounts. The limits are written before the
+ * init enters: it joins the v1 hierarchies itself once told (a pid written
+ * from here would wait for an RCU grace period), before its cgroup mount,
+ * before anything it starts could escape the cgroup (hooks) and before
+ * READY. */
 static int place_in_cgroup(struct creation *c, struct umw_error **err)
 {
-        if (!c->cgroup_plan)
-                return sync_send(c->sync_fd, SYNC_PLACED, 0, err);
-        bool placed = false;
-        int r = cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, &placed, err);
-        return r < 0 ? r : sync_send(c->sync_fd, SYNC_PLACED, 0, err);
+        int joins[CGROUP_MAX_JOINS];
+        size_t n = 0;
+        int r = c->cgroup_plan
+                    ? cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, joins, &n, err)
+                    : 0;
+        if (r == 0)
+                r = sync_send_fds(c->sync_fd, SYNC_PLACED, joins, n, err);
+        cgroup_join_close(joins, &n);
+        return r;
 }
 
 /* The steps of create, in order; c->pid > 0 once there is an init to kill. */
@@ -420,12 +424,12 @@ static int create_steps(struct creation *c, struct umw_error **err)
          * runs before it stands. */
         if ((r = netwall_install(c->spec, c->pid, err)) < 0)
                 return r;
-        /* state.json names the cgroup before its v1 directories exist; the
-         * cgroup2 one, made before clone, delete --force finds from the saved
-         * config when a killed create left no state.json. */
-        if ((r = write_state(c, err)) < 0 ||
-            (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
-            (r = place_in_cgroup(c, err)) < 0 || (r = run_parent_hooks(c, err)) < 0)
+        /* The init builds its mounts from GO on, and waits only for its
+         * cgroup: state.json comes after. A create killed before it leaves
+         * cgroup directories that delete --force finds from the saved config. */
+        if ((r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
+            (r = place_in_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+            (r = run_parent_hooks(c, err)) < 0)
                 return r;
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
         if (r == 0)
@@ -895,6 +899,9 @@ static int run_started(struct creation *c, int *exit_status, struct umw_error **
                 r = start_found(&f, err);
                 found_release(&f);
         }
+        /* Unlinked by start: its inode is freed at this last close (on ext4
+         * a journal write), better while the workload runs than after. */
+        umw_close_fdp(&c->start_fd);
         if (r == 0 && !c->o->detach)
                 r = supervise(c->pid, master, exit_status, err);
         if (master >= 0)

@@ -1,26 +1,27 @@
+#include "init.h"
 #include "caps.h"
+#include "cgroup.h"
 #include "console.h"
 #include "devices.h"
 #include "hooks.h"
-#include "init.h"
 #include "mounts.h"
 #include "namespaces.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
 #include "spec.h"
+#include "state.h"
+#include "sync.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
 #include "src/common/json.h"
-#include "state.h"
-#include "sync.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,16 +153,49 @@ static bool new_cgroup_namespace(const struct spec *spec)
         return n->enabled && !n->path;
 }
 
-/* umwelt-run moves the init into its cgroup while the init builds its
- * mounts. The init waits for that before anything that depends on it: a new
- * cgroup namespace (rooted where the init is), hooks (what they start must
- * land in the cgroup), READY. */
+/* umwelt-run makes the init's cgroup, limits first, while the init builds
+ * its mounts; then the init joins it itself, which on cgroup v1 spares an
+ * RCU grace period (cgroup_join_self). Before anything that depends on it:
+ * a new cgroup namespace (rooted where the init is), the cgroup mount (a
+ * bind of the init's own cgroup), hooks (what they start must land in the
+ * cgroup), READY. */
 static int wait_until_placed(const struct init_args *a, bool *placed, struct umw_error **err)
 {
         if (*placed)
                 return 0;
         *placed = true;
-        return sync_expect(a->sync_fd, SYNC_PLACED, "umwelt-run", NULL, err);
+        int joins[SYNC_MAX_FDS];
+        size_t n = 0;
+        int r = sync_expect_fds(a->sync_fd, SYNC_PLACED, "umwelt-run", joins, &n, err);
+        return r < 0 ? r : cgroup_join_self(joins, &n, err);
+}
+
+static size_t first_cgroup_mount(const struct spec *spec)
+{
+        size_t i = 0;
+        while (i < spec->n_mounts &&
+               !(spec->mounts[i].type && strcmp(spec->mounts[i].type, "cgroup") == 0))
+                i++;
+        return i;
+}
+
+static int mount_range(const struct spec *spec, size_t from, size_t to, int rootfs_fd,
+                       bool in_userns, struct umw_error **err)
+{
+        struct spec part = *spec;
+        part.mounts += from;
+        part.n_mounts = to - from;
+        return mounts_setup(&part, rootfs_fd, in_userns, err);
+}
+
+/* The spec's mounts, the init in its cgroup before the first cgroup mount. */
+static int mount_all(const struct init_args *a, int rootfs_fd, bool *placed, struct umw_error **err)
+{
+        size_t split = first_cgroup_mount(a->spec), n = a->spec->n_mounts;
+        int r = mount_range(a->spec, 0, split, rootfs_fd, a->new_userns, err);
+        if (r == 0 && split < n && (r = wait_until_placed(a, placed, err)) == 0)
+                r = mount_range(a->spec, split, n, rootfs_fd, a->new_userns, err);
+        return r;
 }
 
 static int enter_cgroup_namespace(const struct init_args *a, bool *placed, struct umw_error **err)
@@ -181,7 +215,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
         _cleanup_close_ int rootfs_fd = -1;
         int r = rootfs_prepare(spec, a->rootfs, &rootfs_fd, err);
         if (r == 0)
-                r = mounts_setup(spec, rootfs_fd, a->new_userns, err);
+                r = mount_all(a, rootfs_fd, placed, err);
         if (r == 0)
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
         if (r == 0)
@@ -300,8 +334,7 @@ static int apply_process(const struct spec_process *p, struct seccomp_filter *fi
                 return umw_fail_errno(err, "set no_new_privs");
         if ((r = process_chdir(p, err)) < 0)
                 return r;
-        /* umwelt-run blocks signals while it supervises; the workload starts clean.
-         */
+        /* umwelt-run blocks signals while it supervises; the workload starts clean. */
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

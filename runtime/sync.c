@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct sync_packet {
         int32_t type;
@@ -13,6 +14,34 @@ struct sync_packet {
         int32_t errnum;
         char msg[2048];
 };
+
+union fd_control {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int) * SYNC_MAX_FDS)];
+};
+
+int sync_send_fds(int fd, enum sync_msg type, const int *fds, size_t n, struct umw_error **err)
+{
+        struct sync_packet p = {.type = type};
+        struct iovec iov = {.iov_base = &p, .iov_len = offsetof(struct sync_packet, msg)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        union fd_control control;
+        if (n > SYNC_MAX_FDS)
+                return umw_fail(err, UMW_EXIT_FAILURE, E2BIG, "sync: %zu fds to pass", n);
+        if (n > 0) {
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = control.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        }
+        if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+                return umw_fail_errno(err, "sync with container init");
+        return 0;
+}
 
 int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err)
 {
@@ -35,6 +64,74 @@ void sync_send_error(int fd, const struct umw_error *failure)
         (void)!send(fd, &p, len, MSG_NOSIGNAL);
 }
 
+/* The fds that came with a message, into fds[max]; any beyond are closed. */
+static size_t take_fds(struct msghdr *mh, int *fds, size_t max)
+{
+        size_t n = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < k; i++) {
+                        int got;
+                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (n < max)
+                                fds[n++] = got;
+                        else
+                                close(got);
+                }
+        }
+        return n;
+}
+
+static void close_all(int *fds, size_t *n)
+{
+        for (size_t i = 0; i < *n; i++)
+                close(fds[i]);
+        *n = 0;
+}
+
+static int check_packet(struct sync_packet *p, ssize_t n, enum sync_msg type, const char *what,
+                        struct umw_error **err)
+{
+        if (n < (ssize_t)offsetof(struct sync_packet, msg))
+                return umw_fail(err, UMW_EXIT_FAILURE, EPIPE, "%s exited unexpectedly", what);
+        if (p->type == SYNC_ERROR) {
+                p->msg[sizeof(p->msg) - 1] = '\0';
+                return umw_fail(err, (enum umw_exit)p->value, p->errnum > 0 ? p->errnum : EINVAL,
+                                "%s", p->msg);
+        }
+        if (p->type != (int32_t)type)
+                return umw_fail(err, UMW_EXIT_FAILURE, EPROTO,
+                                "%s: unexpected message %d (wanted %d)", what, p->type, type);
+        return 0;
+}
+
+int sync_expect_fds(int fd, enum sync_msg type, const char *what, int *fds, size_t *n,
+                    struct umw_error **err)
+{
+        struct sync_packet p;
+        union fd_control control;
+        struct iovec iov = {.iov_base = &p, .iov_len = sizeof(p)};
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf)};
+        ssize_t got;
+        do
+                got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (got < 0 && errno == EINTR);
+        if (got < 0)
+                return umw_fail_errno(err, "sync with %s", what);
+        *n = take_fds(&mh, fds, SYNC_MAX_FDS);
+        int r = check_packet(&p, got, type, what, err);
+        if (r == 0 && (mh.msg_flags & MSG_CTRUNC))
+                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "%s: too many fds passed", what);
+        if (r < 0)
+                close_all(fds, n);
+        return r;
+}
+
 int sync_expect(int fd, enum sync_msg type, const char *what, int *value, struct umw_error **err)
 {
         struct sync_packet p;
@@ -44,17 +141,8 @@ int sync_expect(int fd, enum sync_msg type, const char *what, int *value, struct
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return umw_fail_errno(err, "sync with %s", what);
-        if (n < (ssize_t)offsetof(struct sync_packet, msg))
-                return umw_fail(err, UMW_EXIT_FAILURE, EPIPE, "%s exited unexpectedly", what);
-        if (p.type == SYNC_ERROR) {
-                p.msg[sizeof(p.msg) - 1] = '\0';
-                return umw_fail(err, (enum umw_exit)p.value, p.errnum > 0 ? p.errnum : EINVAL, "%s",
-                                p.msg);
-        }
-        if (p.type != (int32_t)type)
-                return umw_fail(err, UMW_EXIT_FAILURE, EPROTO,
-                                "%s: unexpected message %d (wanted %d)", what, p.type, type);
-        if (value)
+        int r = check_packet(&p, n, type, what, err);
+        if (r == 0 && value)
                 *value = p.value;
-        return 0;
+        return r;
 }

@@ -341,6 +341,22 @@ else
         t_skip "the init is born in its cgroup2 directory" "no cgroup2 hierarchy here"
 fi
 
+# ---------------------------------------------------------------- joined by the init itself
+
+# The init joins its v1 cgroups itself (tasks "0": no RCU grace period) while
+# umwelt-run waits for nothing, and before its cgroup mount: without a cgroup
+# namespace that mount binds the container's own cgroup of each hierarchy,
+# never the host's root.
+cfg_set "$b" 'drop_ns("cgroup"); add_mount("/sys/fs/cgroup", "cgroup", "cgroup", ["ro", "nosuid", "noexec", "nodev"])'
+run_in "$b" /bin/sh -c 'cat /proc/self/cgroup; cat /proc/self/mountinfo'
+id=$T_LAST_ID
+t_eq "every v1 hierarchy in /proc/self/cgroup is the container's" "" \
+        "$(grep -E '^[1-9][0-9]*:[^ ]*$' <<<"$T_OUT" | grep -v ":/umwelt-run/$id\$")$T_ERR"
+roots=$(awk '$5 ~ "^/sys/fs/cgroup/." { print $4 }' <<<"$T_OUT" | sort -u)
+t_eq "the cgroup mount binds the container's own cgroup in every hierarchy" "/umwelt-run/$id" \
+        "$roots"
+cfg_set "$b" 'set_ns("cgroup"); c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/sys/fs/cgroup"]'
+
 # ---------------------------------------------------------------- a create killed mid-way
 
 # create is SIGKILLed while its createRuntime hook runs: the init and the hook
