@@ -28,12 +28,13 @@ build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-
 # (libc6-dev), python3 for JSON edits in tests, the reference runtimes and
 # podman with its helpers, clang for the fuzzers, uidmap/passwd for the
 # rootless user, strace (a test reads clone3's flags), git and gcc (run inside
-# sandboxes on the host's /), hyperfine and GNU time for benchmarks, nftables
+# sandboxes on the host's /), hyperfine, bubblewrap (what sandbox run is
+# measured against) and GNU time for benchmarks, nftables
 # (netwall.sh reads a container's ruleset from the host's side; the runtime
 # itself never runs nft).
 test_deps="libcriterion-dev libc6-dev busybox-static python3 crun runc podman conmon catatonit
         netavark aardvark-dns iptables uidmap passwd util-linux bsdutils coreutils clang
-        libclang-rt-14-dev hyperfine time iproute2 procps strace git nftables"
+        libclang-rt-14-dev hyperfine bubblewrap time iproute2 procps strace git nftables"
 
 install_missing() {
         local missing=()
