@@ -210,16 +210,44 @@ static void on_accept(struct loop *l, struct endpoint *ep)
         }
 }
 
+struct gateway_rules *gateway_rules_ref(struct gateway_rules *r)
+{
+        r->refs++;
+        return r;
+}
+
+void gateway_rules_unref(struct gateway_rules *r)
+{
+        if (r && --r->refs == 0) {
+                egress_rules_free(&r->rules);
+                free(r);
+        }
+}
+
+/* A fresh set read from the policy files; NULL only when out of memory. */
+static struct gateway_rules *rules_load(const struct gateway_options *o, struct umw_error **err)
+{
+        struct gateway_rules *r = calloc(1, sizeof(*r));
+        if (!r) {
+                umw_fail_sys(err, ENOMEM, "gateway: rules");
+                return NULL;
+        }
+        r->refs = 1;
+        /* On failure the set stays empty: everything is refused. */
+        gateway_policy_load(o->policy_files, o->n_policy, &r->rules, err);
+        return r;
+}
+
 static void reload(struct gateway *gw)
 {
         struct umw_error *err = NULL;
-        struct egress_rules rules;
-        int r = gateway_policy_load(gw->o->policy_files, gw->o->n_policy, &rules, &err);
-        egress_rules_free(&gw->rules);
+        struct gateway_rules *r = rules_load(gw->o, &err);
         /* A policy that cannot be read refuses everything: never keep rules
          * the files no longer say. */
-        gw->rules = r < 0 ? (struct egress_rules){0} : rules;
-        if (r < 0) {
+        static struct gateway_rules refuse_all = {.refs = 1}; /* never freed */
+        gateway_rules_unref(gw->rules);
+        gw->rules = r ? r : gateway_rules_ref(&refuse_all);
+        if (err) {
                 umw_error_prefix(&err, "reload: every request is refused until the policy reads");
                 umw_log_error(err);
         }
@@ -431,8 +459,8 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
         if (o->n_listen == 0 || o->n_listen > ARRAY_SIZE(l->listeners))
                 return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "gateway: 1 to %zu listeners",
                                 ARRAY_SIZE(l->listeners));
-        if ((r = gateway_policy_load(o->policy_files, o->n_policy, &gw->rules, err)) < 0)
-                return r;
+        if (!(gw->rules = rules_load(o, err)) || *err)
+                return -EINVAL;
         if ((gw->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
                 return umw_fail_errno(err, "epoll_create1");
         /* The endpoints own these fds from here on, whatever fails next. */
@@ -473,7 +501,7 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
                 conn_close(gw->conns);
         free_dead(gw);
         gateway_resolver_free(gw->resolver);
-        egress_rules_free(&gw->rules);
+        gateway_rules_unref(gw->rules);
         for (size_t i = 0; i < gw->o->n_listen; i++)
                 close(gw->o->listen_fds[i]);
         umw_close_fdp(&l->signal.fd);

@@ -56,6 +56,7 @@ void request_reset(struct request *r)
         free(r->reason);
         if (r->lookup)
                 r->lookup->owner = NULL;
+        gateway_rules_unref(r->rules);
         *r = (struct request){0};
 }
 
@@ -222,7 +223,7 @@ static void check_and_dial(struct conn *c)
         for (size_t i = 0; i < r->n_addrs; i++) {
                 struct egress_verdict v;
                 const struct gateway_addr *a = &r->addrs[i];
-                egress_addr_check(&c->gw->rules, a->family, a->addr, r->port, &v);
+                egress_addr_check(&r->rules->rules, a->family, a->addr, r->port, &v);
                 if (v.decision == EGRESS_ALLOW)
                         continue;
                 char host[EGRESS_HOST_TEXT_SIZE + 2], addr[48], why[160];
@@ -411,7 +412,8 @@ static void handle_request(struct conn *c, const struct http_head *h)
                                     .method = h->is_connect ? NULL : r->method,
                                     .path = r->path};
         struct egress_verdict v;
-        egress_decide(&c->gw->rules, &er, &v);
+        r->rules = gateway_rules_ref(c->gw->rules);
+        egress_decide(&r->rules->rules, &er, &v);
         if (v.decision == EGRESS_DENY) {
                 answer_denied(c, &er, &v);
                 return;

@@ -16,10 +16,21 @@
 
 #define CONN_BUF_SIZE 32768 /* holds any head the parsers accept and fails the rest */
 
+/* The rules as read at one time. A request holds the set it was decided
+ * by until it is over, so a reload changes the next request, never one in
+ * flight. */
+struct gateway_rules {
+        unsigned refs;
+        struct egress_rules rules;
+};
+
+struct gateway_rules *gateway_rules_ref(struct gateway_rules *r);
+void gateway_rules_unref(struct gateway_rules *r);
+
 struct gateway {
         const struct gateway_options *o;
         int epfd;
-        struct egress_rules rules;
+        struct gateway_rules *rules; /* for the next request */
         struct gateway_resolver *resolver;
         struct conn *conns; /* a list, for the timer's sweep */
         struct conn *dead;  /* closed during a batch of events, freed after it */
@@ -76,6 +87,7 @@ enum conn_state {
  * copied out of the buffer it was parsed from. */
 struct request {
         bool active;
+        struct gateway_rules *rules; /* what decided it */
         uint64_t started_ms;
         char *method;
         char *path; /* canonical, NULL for CONNECT */
