@@ -514,11 +514,8 @@ static int gen_row(yajl_gen g, const struct seccomp_profile_rule *r)
         return 0;
 }
 
-char *seccomp_profile_json(void)
+int seccomp_profile_gen(yajl_gen g)
 {
-        yajl_gen g = umw_jgen_new(false);
-        if (!g)
-                return NULL;
         yajl_gen_map_open(g);
         umw_jgen_key_str(g, "defaultAction", "SCMP_ACT_ERRNO");
         umw_jgen_key_int(g, "defaultErrnoRet", ENOSYS);
@@ -528,13 +525,22 @@ char *seccomp_profile_json(void)
         yajl_gen_array_close(g);
         umw_jgen_key(g, "syscalls");
         yajl_gen_array_open(g);
-        for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
-                if (gen_row(g, &rules[i]) < 0) {
-                        yajl_gen_free(g);
-                        return NULL;
-                }
-        }
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+                if (gen_row(g, &rules[i]) < 0)
+                        return -EINVAL;
         yajl_gen_array_close(g);
         yajl_gen_map_close(g);
+        return 0;
+}
+
+char *seccomp_profile_json(void)
+{
+        yajl_gen g = umw_jgen_new(false);
+        if (!g)
+                return NULL;
+        if (seccomp_profile_gen(g) < 0) {
+                yajl_gen_free(g);
+                return NULL;
+        }
         return umw_jgen_finish(g, NULL);
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_gen.h>
 
 enum seccomp_profile_verdict {
         SECCOMP_PROFILE_ALLOW,
@@ -47,5 +48,8 @@ const char *seccomp_profile_reason(const char *name);
  * matching the same call. NULL on ENOMEM or when a fallback cannot be
  * expressed (a table error). */
 char *seccomp_profile_json(void);
+/* The same object written into g where a document is being generated:
+ * -EINVAL on a table error. */
+int seccomp_profile_gen(yajl_gen g);
 
 #endif
