@@ -1,14 +1,17 @@
 #!/bin/bash
 # Start-up benchmark: `run` of a /bin/true bundle with umwelt-run, crun and
-# runc, against the bare floor of unshare + chroot, in one hyperfine run; then
-# the peak RSS of each runtime. A benchmark, not a test: it reports, it never
-# fails on speed.
+# runc, against the bare floor of unshare + chroot; `sandbox run -- true`
+# against bwrap; `sandbox exec -- true` into a running sandbox and `exec` into
+# a running umwelt-run container against `crun exec`; all in one hyperfine
+# run; then the peak RSS of each runtime. A benchmark, not a test: it
+# reports, it never fails on speed.
 #
 # Usage: sudo scripts/bench.sh [--runs N] [--warmup N] [--write]
 #   --write   also replace the results block of BENCHMARKS.md
 # Environment: UMW_RUNTIME (default $UMW_BUILDDIR/umwelt-run, else ./umwelt-run),
 #   UMW_CRUN (/usr/bin/crun), UMW_RUNC (/usr/sbin/runc).
-# Needs: hyperfine, busybox-static, util-linux (unshare), time (GNU time).
+# Needs: hyperfine, busybox-static, util-linux (unshare), time (GNU time);
+#   bubblewrap for the sandbox's reference (skipped without it).
 
 set -u
 export LC_ALL=C
@@ -20,7 +23,7 @@ WRITE=0
 ARGS=("$@")
 
 usage() {
-	sed -n '7,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '9,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 	exit 2
 }
 
@@ -53,6 +56,7 @@ RUNC=${UMW_RUNC:-/usr/sbin/runc}
 W=$(mktemp -d "${TMPDIR:-/tmp}/umwelt-bench.XXXXXX") || die "mktemp failed"
 cleanup() {
 	local r id
+	[[ -d $W/project-up ]] && "${SANDBOX[@]}" down -p "$W/project-up" >/dev/null 2>&1
 	for r in "$W"/state-*; do
 		[[ -d $r ]] || continue
 		for id in "$r"/*; do
@@ -64,11 +68,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The sandbox face with its own state, audit log and (empty) user config, so
+# the machine's and the caller's are neither read nor written.
+export XDG_STATE_HOME=$W/xdg-state XDG_CONFIG_HOME=$W/xdg-config
+SANDBOX=("$UMW" --root "$W/state-sandbox" sandbox)
+
 make_bundle() {
 	local b=$W/bundle a
 	mkdir -p "$b/rootfs"/{bin,dev,proc,sys,tmp,etc} || return 1
 	cp /bin/busybox "$b/rootfs/bin/" || return 1
-	for a in true sh; do ln -s busybox "$b/rootfs/bin/$a"; done
+	for a in true sh sleep; do ln -s busybox "$b/rootfs/bin/$a"; done
 	(cd "$b" && "$CRUN" spec) || return 1
 	python3 - "$b/config.json" <<'EOF'
 import json, sys
@@ -130,6 +139,51 @@ for name in "${NAMES[@]}"; do
 done
 FLOOR="unshare --mount --uts --ipc --net --pid --fork chroot $W/bundle/rootfs /bin/true"
 HF+=(-n "unshare + chroot (floor)" "$FLOOR")
+
+# add_timed NAME CMD...: one more command to time, when it works once.
+add_timed() {
+	local name=$1
+	shift
+	if ! "$@" </dev/null >/dev/null 2>"$W/err-once"; then
+		printf 'bench.sh: %s does not work here, skipped: %s\n' "$name" "$(head -c 300 "$W/err-once")" >&2
+		return 1
+	fi
+	HF+=(-n "$name" "$(printf '%q ' "$@")</dev/null >/dev/null 2>&1")
+}
+
+# A container that stays up for exec: the bundle running sleep, detached,
+# with the id exec-NAME under runtime NAME.
+exec_target() {
+	local b=$W/bundle-exec
+	if [[ ! -d $b ]]; then
+		cp -a "$W/bundle" "$b" || return 1
+		python3 - "$b/config.json" <<'EOF' || return 1
+import json, sys
+p = sys.argv[1]
+c = json.load(open(p))
+c["process"]["args"] = ["/bin/sleep", "3600"]
+json.dump(c, open(p, "w"), indent=1)
+EOF
+	fi
+	"$(cat "$W/bin-$1")" --root "$W/state-$1" run -d -b "$b" "exec-$1" </dev/null >/dev/null 2>"$W/err-exec-$1"
+}
+
+if [[ " ${TIMED[*]} " == *" umwelt-run "* ]]; then
+	mkdir -p "$W/project" "$W/project-up" "$W/xdg-state" "$W/xdg-config"
+	add_timed "umwelt-run sandbox run" "${SANDBOX[@]}" run -p "$W/project" -- true
+	if command -v bwrap >/dev/null; then
+		add_timed "bwrap" bwrap --unshare-all --ro-bind / / true
+	else
+		printf 'bench.sh: bwrap not found (install bubblewrap): skipped\n' >&2
+	fi
+	"${SANDBOX[@]}" up -p "$W/project-up" </dev/null >/dev/null 2>"$W/err-up" &&
+		add_timed "umwelt-run sandbox exec" "${SANDBOX[@]}" exec -p "$W/project-up" -- true
+	exec_target umwelt-run &&
+		add_timed "umwelt-run exec" "$(cat "$W/bin-umwelt-run")" --root "$W/state-umwelt-run" exec exec-umwelt-run /bin/true
+fi
+if [[ " ${TIMED[*]} " == *" crun "* ]] && exec_target crun; then
+	add_timed "crun exec" "$CRUN" --root "$W/state-crun" exec exec-crun /bin/true
+fi
 "${HF[@]}" || die "hyperfine failed"
 
 # peak_rss NAME: max RSS in KiB of one `run`, the median of 5.
@@ -173,9 +227,8 @@ med = {}
 rows = []
 for r in times:
     name = r["command"]
-    short = name.split(" ")[0] if name.endswith(" run") else name
-    med[short] = r["median"]
-    kib = rss.get(short)
+    med[name] = r["median"]
+    kib = rss.get(name[:-len(" run")]) if name.endswith(" run") else None
     rows.append("| %s | %.2f | %.2f ± %.2f | %.2f | %.2f | %s |" % (
         name, r["median"] * 1e3, r["mean"] * 1e3, r["stddev"] * 1e3,
         r["min"] * 1e3, r["max"] * 1e3, ("%.1f" % (int(kib) / 1024)) if kib else "—"))
@@ -184,6 +237,8 @@ def ratio(a, b, table):
     if a in table and b in table and float(table[b]) > 0:
         return "%.2fx" % (float(table[a]) / float(table[b]))
     return "— (%s not measured)" % (a if a not in table else b)
+
+rss_runs = {k + " run": v for k, v in rss.items()}
 
 print("Measured %s: %d cores, kernel %s; %d runs after %d warm-up runs each." % (
     time.strftime("%Y-%m-%d"), os.cpu_count(), platform.release(), len(times[0]["times"]), warmup))
@@ -194,10 +249,16 @@ print("| command | median ms | mean ± σ ms | min ms | max ms | peak RSS MiB |"
 print("|---|---|---|---|---|---|")
 print("\n".join(rows))
 print()
-print("| ratio | start (median) | peak RSS |")
-print("|---|---|---|")
-for b in ("crun", "runc"):
-    print("| umwelt-run / %s | %s | %s |" % (b, ratio("umwelt-run", b, med), ratio("umwelt-run", b, rss)))
+print("| ratio | median | peak RSS | target |")
+print("|---|---|---|---|")
+for a, b, target in (("umwelt-run run", "crun run", "at most 0.6x; RSS below 1x"),
+                     ("umwelt-run run", "runc run", ""),
+                     ("umwelt-run sandbox run", "bwrap", "at most 1.3x"),
+                     ("umwelt-run sandbox exec", "crun exec", "at most 0.5x"),
+                     ("umwelt-run exec", "crun exec", "")):
+    print("| %s / %s | %s | %s | %s |" % (a, b, ratio(a, b, med),
+                                          ratio(a, b, rss_runs) if b in rss_runs else "",
+                                          target))
 print()
 print("Runtimes: " + "; ".join(versions.splitlines()) + ".")
 print()
