@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
+
 #define SWEEP_INTERVAL_MS 250
 
 /* The loop's own fds. */
@@ -48,19 +50,33 @@ static int ep_set(int epfd, struct endpoint *ep, uint32_t want)
         return 0;
 }
 
+/* What reading and writing on ep wait for: through TLS, whatever its last
+ * step that would block asked for. */
+static uint32_t read_wait(const struct endpoint *ep)
+{
+        return ep->ssl ? ep->tls_read_wait : EPOLLIN;
+}
+
+static uint32_t write_wait(const struct endpoint *ep)
+{
+        return ep->ssl ? ep->tls_write_wait : EPOLLOUT;
+}
+
 static uint32_t client_events(const struct conn *c)
 {
-        uint32_t out = flow_pending(&c->down) ? EPOLLOUT : 0;
-        bool room = flow_has_room(&c->up) && !c->up.eof;
+        uint32_t out = flow_pending(&c->down) ? write_wait(&c->client) : 0;
+        uint32_t in = flow_has_room(&c->up) && !c->up.eof ? read_wait(&c->client) : 0;
         switch (c->state) {
         case CONN_HEAD:
         case CONN_HELLO:
         case CONN_TUNNEL:
-                return out | (room ? EPOLLIN : 0);
+                return out | in;
         case CONN_FORWARD:
-                return out | (room && !c->req.body.done ? EPOLLIN : 0);
-        case CONN_CLOSING:
-                return out ? out : EPOLLIN; /* the answer, then the client's close */
+                return out | (!c->req.body.done ? in : 0);
+        case CONN_TLS_ACCEPT:
+                return c->client.tls_read_wait;
+        case CONN_CLOSING: /* the answer, then the client's close */
+                return out ? out : read_wait(&c->client);
         default:
                 return 0;
         }
@@ -68,15 +84,17 @@ static uint32_t client_events(const struct conn *c)
 
 static uint32_t upstream_events(const struct conn *c)
 {
-        uint32_t out = flow_pending(&c->up) ? EPOLLOUT : 0;
-        bool room = flow_has_room(&c->down) && !c->down.eof;
+        uint32_t out = flow_pending(&c->up) ? write_wait(&c->upstream) : 0;
+        uint32_t in = flow_has_room(&c->down) && !c->down.eof ? read_wait(&c->upstream) : 0;
         switch (c->state) {
         case CONN_CONNECTING:
                 return EPOLLOUT;
+        case CONN_TLS_CONNECT:
+                return c->upstream.tls_read_wait;
         case CONN_TUNNEL:
-                return out | (room ? EPOLLIN : 0);
+                return out | in;
         case CONN_FORWARD:
-                return out | (room && !c->req.resp.done ? EPOLLIN : 0);
+                return out | (!c->req.resp.done ? in : 0);
         default:
                 return 0;
         }
@@ -98,8 +116,11 @@ void conn_set_state(struct conn *c, enum conn_state s)
         c->state_since_ms = gateway_now_ms();
 }
 
-static void endpoint_close(struct endpoint *ep)
+void endpoint_close(struct endpoint *ep)
 {
+        SSL_free(ep->ssl);
+        ep->ssl = NULL;
+        ep->tls_write_blocked = false;
         umw_close_fdp(&ep->fd);
         ep->events = 0;
 }
@@ -247,6 +268,7 @@ static void reload(struct gateway *gw)
         static struct gateway_rules refuse_all = {.refs = 1}; /* never freed */
         gateway_rules_unref(gw->rules);
         gw->rules = r ? r : gateway_rules_ref(&refuse_all);
+        gateway_tls_reload(gw);
         if (err) {
                 umw_error_prefix(&err, "reload: every request is refused until the policy reads");
                 umw_log_error(err);
@@ -284,14 +306,15 @@ static void sweep_one(struct conn *c, uint64_t now)
                         conn_close(c);
                 break;
         case CONN_HELLO:
-                if (expired(now, c->state_since_ms, o->header_timeout_ms)) {
-                        free(c->req.reason);
-                        c->req.reason = strdup("ClientHello timeout");
-                        conn_close(c);
-                }
+        case CONN_TLS_ACCEPT:
+                if (expired(now, c->state_since_ms, o->header_timeout_ms))
+                        conn_close_because(c, NULL,
+                                           c->state == CONN_HELLO ? "ClientHello timeout"
+                                                                  : "TLS handshake timeout");
                 break;
         case CONN_RESOLVING:
         case CONN_CONNECTING:
+        case CONN_TLS_CONNECT:
                 if (expired(now, c->state_since_ms, o->connect_timeout_ms))
                         conn_answer(c, 504, c->req.decision, "upstream timeout",
                                     "umwelt-gateway: the upstream server did not answer in "
@@ -461,6 +484,8 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
                                 ARRAY_SIZE(l->listeners));
         if (!(gw->rules = rules_load(o, err)) || *err)
                 return -EINVAL;
+        if ((r = gateway_tls_setup(gw, o->upstream_ca, err)) < 0)
+                return r;
         if ((gw->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
                 return umw_fail_errno(err, "epoll_create1");
         /* The endpoints own these fds from here on, whatever fails next. */
@@ -502,6 +527,7 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
         free_dead(gw);
         gateway_resolver_free(gw->resolver);
         gateway_rules_unref(gw->rules);
+        gateway_tls_free(gw);
         for (size_t i = 0; i < gw->o->n_listen; i++)
                 close(gw->o->listen_fds[i]);
         umw_close_fdp(&l->signal.fd);

@@ -3,8 +3,11 @@
  * gateway_listen.h) as an HTTP/1.1 forward proxy and CONNECT tunnel. Every
  * request is decided by the egress rules; names are resolved by the gateway
  * and every address is checked before the one dialled; a CONNECT's TLS
- * ClientHello must name the CONNECT host; each request is one line in the
- * egress log. SIGHUP reads the policy files again, SIGTERM and SIGINT stop. */
+ * ClientHello must name the CONNECT host; where a rule needs a request's
+ * method or path, a CONNECT is terminated with a leaf of the user's umwelt
+ * CA and each request inside it decided and sent on over TLS verified
+ * against the host's trust store; each request is one line in the egress
+ * log. SIGHUP reads the policy files again, SIGTERM and SIGINT stop. */
 #ifndef UMW_NETNS_GATEWAY_H
 #define UMW_NETNS_GATEWAY_H
 
@@ -24,7 +27,8 @@ struct gateway_options {
         unsigned header_timeout_ms; /* a request head or ClientHello must arrive within */
         unsigned idle_timeout_ms;   /* no byte either way for that long: closed */
         unsigned connect_timeout_ms;
-        int ready_fd; /* written "ready\n" and closed once serving; -1: none */
+        const char *upstream_ca; /* what upstream TLS trusts; NULL: the host's store */
+        int ready_fd;            /* written "ready\n" and closed once serving; -1: none */
 };
 
 #define GATEWAY_DEFAULT_MAX_CONNS       256

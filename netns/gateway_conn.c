@@ -84,6 +84,7 @@ void request_end(struct conn *c)
             .decision = r->decision ? r->decision : "deny",
             .rule = r->rule,
             .reason = r->reason,
+            .tls = r->terminate || c->terminated ? "terminated" : NULL,
             .status = r->status,
             .bytes_up = c->up.bytes,
             .bytes_down = c->down.bytes,
@@ -91,8 +92,7 @@ void request_end(struct conn *c)
         };
         gateway_log_request(c->gw->o->log_fd, &rec);
         request_reset(r);
-        umw_close_fdp(&c->upstream.fd);
-        c->upstream.events = 0;
+        endpoint_close(&c->upstream);
 }
 
 void conn_answer(struct conn *c, int status, const char *decision, const char *reason,
@@ -104,8 +104,10 @@ void conn_answer(struct conn *c, int status, const char *decision, const char *r
         if (decision)
                 r->decision = decision;
         set_reason(r, reason);
-        if (c->down.bytes > 0 || c->state == CONN_HELLO || c->state == CONN_TUNNEL) {
-                /* the client has had a status line already: all that is left is to close */
+        if (c->down.bytes > 0 || c->state == CONN_HELLO || c->state == CONN_TUNNEL ||
+            c->state == CONN_TLS_ACCEPT || c->client.tls_write_blocked) {
+                /* the client has had a status line already (or TLS holds
+                 * bytes that must go first): all that is left is to close */
                 conn_close(c);
                 return;
         }
@@ -119,8 +121,7 @@ void conn_answer(struct conn *c, int status, const char *decision, const char *r
                 conn_close(c);
                 return;
         }
-        umw_close_fdp(&c->upstream.fd);
-        c->upstream.events = 0;
+        endpoint_close(&c->upstream);
         flow_discard(&c->down);
         if (flow_add_extra(&c->down, text, (size_t)n) < 0) {
                 conn_close(c);
@@ -130,9 +131,8 @@ void conn_answer(struct conn *c, int status, const char *decision, const char *r
         conn_stream(c);
 }
 
-/* An answer whose body is printf-formatted. */
-static void __attribute__((format(printf, 5, 6)))
-answerf(struct conn *c, int status, const char *decision, const char *reason, const char *fmt, ...)
+void conn_answerf(struct conn *c, int status, const char *decision, const char *reason,
+                  const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -158,9 +158,9 @@ static void answer_denied(struct conn *c, const struct egress_request *er,
         host_text(&c->req, host, sizeof(host));
         if (v->rule) {
                 c->req.rule = strdup(v->rule);
-                answerf(c, 403, "deny", "deny rule",
-                        "umwelt-gateway: %s:%u is denied by the egress rule \"%s\".\n", host,
-                        c->req.port, v->rule);
+                conn_answerf(c, 403, "deny", "deny rule",
+                             "umwelt-gateway: %s:%u is denied by the egress rule \"%s\".\n", host,
+                             c->req.port, v->rule);
                 return;
         }
         /* The host is what people ask for; the path, where one was seen, is
@@ -170,25 +170,37 @@ static void answer_denied(struct conn *c, const struct egress_request *er,
                 snprintf(want, sizeof(want), "%s", host);
         if (er->path && egress_rule_suggest(er, narrow + 2, sizeof(narrow) - 2) >= 0)
                 memcpy(narrow, ", ", 2);
-        answerf(c, 403, "deny", "no rule",
-                "umwelt-gateway: no egress rule allows %s:%u.\n"
-                "The rule to ask for, in the [egress] table of .umwelt.toml:\n\n"
-                "    allow = [\"%s\"]\n%s%s%s",
-                host, c->req.port, want,
-                narrow[0] ? "\nor, for this path alone:\n\n    allow = [\"" : "",
-                narrow[0] ? narrow + 2 : "", narrow[0] ? "\"]\n" : "");
+        conn_answerf(c, 403, "deny", "no rule",
+                     "umwelt-gateway: no egress rule allows %s:%u.\n"
+                     "The rule to ask for, in the [egress] table of .umwelt.toml:\n\n"
+                     "    allow = [\"%s\"]\n%s%s%s",
+                     host, c->req.port, want,
+                     narrow[0] ? "\nor, for this path alone:\n\n    allow = [\"" : "",
+                     narrow[0] ? narrow + 2 : "", narrow[0] ? "\"]\n" : "");
 }
 
-static void answer_inspect(struct conn *c, const struct egress_verdict *v)
+/* A rule needs the requests inside the tunnel: the gateway answers the
+ * CONNECT itself and terminates the TLS that follows (the ClientHello is
+ * judged first); each request is decided and dialled on its own. */
+static void terminate_tunnel(struct conn *c, const struct egress_verdict *v)
 {
-        char host[EGRESS_HOST_TEXT_SIZE + 2];
-        host_text(&c->req, host, sizeof(host));
-        c->req.rule = v->rule ? strdup(v->rule) : NULL;
-        answerf(c, 403, "deny", "TLS termination not available",
-                "umwelt-gateway: the egress rule \"%s\" decides requests to %s by method or "
-                "path, which needs the gateway to terminate TLS; TLS termination is not "
-                "available yet, so the tunnel is refused.\n",
-                v->rule ? v->rule : "", host);
+        struct request *r = &c->req;
+        r->rule = v->rule ? strdup(v->rule) : NULL;
+        if (!c->gw->tls.term) {
+                char host[EGRESS_HOST_TEXT_SIZE + 2];
+                host_text(r, host, sizeof(host));
+                conn_answerf(c, 403, "deny", "TLS termination unavailable",
+                             "umwelt-gateway: the egress rule \"%s\" decides requests to %s by "
+                             "method or path, which needs the gateway to terminate TLS with the "
+                             "umwelt CA, and it cannot: %s.\n",
+                             v->rule ? v->rule : "", host,
+                             c->gw->tls.error ? c->gw->tls.error : "?");
+                return;
+        }
+        r->decision = "allow";
+        r->terminate = true;
+        r->ip_rule = r->host.kind == EGRESS_HOST_ADDR;
+        conn_established(c);
 }
 
 static void dial_next(struct conn *c)
@@ -210,9 +222,9 @@ static void dial_next(struct conn *c)
         }
         char host[EGRESS_HOST_TEXT_SIZE + 2];
         host_text(r, host, sizeof(host));
-        answerf(c, 502, "allow", strerror(r->connect_errno),
-                "umwelt-gateway: cannot connect to %s:%u (%s): %s.\n", host, r->port, r->address,
-                strerror(r->connect_errno));
+        conn_answerf(c, 502, "allow", strerror(r->connect_errno),
+                     "umwelt-gateway: cannot connect to %s:%u (%s): %s.\n", host, r->port,
+                     r->address, strerror(r->connect_errno));
 }
 
 /* Every address the lookup gave is checked before any is dialled: one
@@ -233,11 +245,11 @@ static void check_and_dial(struct conn *c)
                          egress_class_name(v.addr_class));
                 free(r->rule);
                 r->rule = v.rule ? strdup(v.rule) : NULL;
-                answerf(c, 403, "deny", why,
-                        "umwelt-gateway: %s resolves to %s, a %s address%s%s%s; refused.\n", host,
-                        addr, egress_class_name(v.addr_class),
-                        v.rule ? " denied by the rule \"" : " that no address rule allows",
-                        v.rule ? v.rule : "", v.rule ? "\"" : "");
+                conn_answerf(c, 403, "deny", why,
+                             "umwelt-gateway: %s resolves to %s, a %s address%s%s%s; refused.\n",
+                             host, addr, egress_class_name(v.addr_class),
+                             v.rule ? " denied by the rule \"" : " that no address rule allows",
+                             v.rule ? v.rule : "", v.rule ? "\"" : "");
                 return;
         }
         dial_next(c);
@@ -252,9 +264,9 @@ void conn_on_lookup(struct conn *c, struct gateway_lookup *l)
                 host_text(r, host, sizeof(host));
                 int e = -l->rc;
                 free(l);
-                answerf(c, 502, "allow", e == ENOENT ? "no such name" : strerror(e),
-                        "umwelt-gateway: cannot resolve %s: %s.\n", host,
-                        e == ENOENT ? "no such name" : strerror(e));
+                conn_answerf(c, 502, "allow", e == ENOENT ? "no such name" : strerror(e),
+                             "umwelt-gateway: cannot resolve %s: %s.\n", host,
+                             e == ENOENT ? "no such name" : strerror(e));
                 return;
         }
         r->n_addrs = l->n;
@@ -299,26 +311,32 @@ void conn_on_connected(struct conn *c)
                 return;
         if (e != 0) {
                 c->req.connect_errno = e;
-                umw_close_fdp(&c->upstream.fd);
-                c->upstream.events = 0;
+                endpoint_close(&c->upstream);
                 dial_next(c);
                 return;
         }
         if (c->req.is_connect) {
-                static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-                char *text = strdup(ok);
-                if (!text) {
-                        conn_close(c);
-                        return;
-                }
-                c->req.status = 200;
-                if (flow_add_extra(&c->down, text, sizeof(ok) - 1) < 0) {
-                        conn_close(c);
-                        return;
-                }
-                conn_set_state(c, CONN_HELLO);
-        } else
-                conn_set_state(c, CONN_FORWARD);
+                conn_established(c);
+                return;
+        }
+        if (c->terminated) {
+                conn_tls_connect(c);
+                return;
+        }
+        conn_set_state(c, CONN_FORWARD);
+        conn_stream(c);
+}
+
+void conn_established(struct conn *c)
+{
+        static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+        char *text = strdup(ok);
+        if (!text || flow_add_extra(&c->down, text, sizeof(ok) - 1) < 0) {
+                conn_close(c);
+                return;
+        }
+        c->req.status = 200;
+        conn_set_state(c, CONN_HELLO);
         conn_stream(c);
 }
 
@@ -328,8 +346,8 @@ static int target_host(struct conn *c, const struct http_head *h)
         struct umw_error *err = NULL;
         struct request *r = &c->req;
         if (egress_host_canon(h->authority.host.p, h->authority.host.n, &r->host, &err) < 0) {
-                answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's host: %s.\n",
-                        err->msg);
+                conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's host: %s.\n",
+                             err->msg);
                 umw_error_free(err);
                 return -EINVAL;
         }
@@ -352,8 +370,31 @@ static int check_host_field(struct conn *c, const struct http_head *h)
             egress_host_equal(&field, &c->req.host) && a->port == c->req.port)
                 return 0;
         umw_error_free(err);
-        answerf(c, 403, "deny", "Host field differs from the request target",
-                "umwelt-gateway: the Host field names another host than the request's URI.\n");
+        conn_answerf(c, 403, "deny", "Host field differs from the request target",
+                     "umwelt-gateway: the Host field names another host than the request's URI.\n");
+        return -EPERM;
+}
+
+/* Inside a terminated tunnel every request must be for the host and port
+ * the CONNECT and the ClientHello named: the leaf was made for that host,
+ * and the upstream end will verify that one. */
+static int check_tunnel_target(struct conn *c, const struct http_head *h)
+{
+        if (h->is_connect) {
+                conn_answerf(c, 400, "deny", "CONNECT inside a TLS tunnel",
+                             "umwelt-gateway: CONNECT inside a TLS tunnel is refused.\n");
+                return -EINVAL;
+        }
+        if (egress_host_equal(&c->req.host, &c->tls_host) && c->req.port == c->tls_port)
+                return 0;
+        char host[EGRESS_HOST_TEXT_SIZE + 2], sni[EGRESS_HOST_TEXT_SIZE + 2];
+        host_text(&c->req, host, sizeof(host));
+        if (egress_host_format(&c->tls_host, sni, sizeof(sni)) < 0)
+                snprintf(sni, sizeof(sni), "(host)");
+        conn_answerf(c, 403, "deny", "Host field differs from the TLS server name",
+                     "umwelt-gateway: the request is for %s:%u, but this TLS connection is to "
+                     "%s:%u; refused.\n",
+                     host, c->req.port, sni, c->tls_port);
         return -EPERM;
 }
 
@@ -362,7 +403,8 @@ static int canon_path(struct conn *c, const struct http_head *h)
         struct umw_error *err = NULL;
         if (egress_path_canon(h->path.p, h->path.n, &c->req.path, &err) == 0)
                 return 0;
-        answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's path: %s.\n", err->msg);
+        conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's path: %s.\n",
+                     err->msg);
         umw_error_free(err);
         return -EINVAL;
 }
@@ -376,7 +418,7 @@ static int prepare_forward(struct conn *c, const struct http_head *h)
         char *head = NULL;
         size_t len = 0;
         if (http_head_write_origin(h, "Connection: close\r\n", &head, &len, &err) < 0) {
-                answerf(c, 400, "deny", err->msg, "umwelt-gateway: %s.\n", err->msg);
+                conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: %s.\n", err->msg);
                 umw_error_free(err);
                 return -EINVAL;
         }
@@ -404,7 +446,7 @@ static void handle_request(struct conn *c, const struct http_head *h)
         r->is_head = http_span_equal(h->method, "HEAD");
         r->keep_alive = http_head_keep_alive(h);
         r->http10 = h->version_minor == 0;
-        if (target_host(c, h) < 0 ||
+        if (target_host(c, h) < 0 || (c->terminated && check_tunnel_target(c, h) < 0) ||
             (!h->is_connect && (check_host_field(c, h) < 0 || canon_path(c, h) < 0)))
                 return;
         struct egress_request er = {.host = &r->host,
@@ -419,7 +461,8 @@ static void handle_request(struct conn *c, const struct http_head *h)
                 return;
         }
         if (v.decision == EGRESS_INSPECT) {
-                answer_inspect(c, &v);
+                c->up.start += h->head_len; /* h points into the buffer: last use */
+                terminate_tunnel(c, &v);
                 return;
         }
         r->decision = "allow";
@@ -435,8 +478,8 @@ static void head_refused(struct conn *c, int rc, struct umw_error *err)
 {
         int status = http_head_status(rc);
         request_start(c);
-        answerf(c, status, "deny", err ? err->msg : "bad request", "umwelt-gateway: %s.\n",
-                err ? err->msg : "bad request");
+        conn_answerf(c, status, "deny", err ? err->msg : "bad request", "umwelt-gateway: %s.\n",
+                     err ? err->msg : "bad request");
 }
 
 void conn_on_head(struct conn *c)
@@ -446,7 +489,8 @@ void conn_on_head(struct conn *c)
                 if (avail > 0) {
                         struct umw_error *err = NULL;
                         struct http_head h;
-                        int r = http_head_parse(c->up.buf + c->up.start, avail, 0, &h, &err);
+                        unsigned flags = c->terminated ? HTTP_HEAD_ORIGIN_FORM : 0;
+                        int r = http_head_parse(c->up.buf + c->up.start, avail, flags, &h, &err);
                         if (r == 0) {
                                 handle_request(c, &h);
                                 return;
@@ -461,7 +505,7 @@ void conn_on_head(struct conn *c)
                         conn_close(c); /* no request, nothing to log */
                         return;
                 }
-                int r = flow_read(&c->up, c->client.fd);
+                int r = flow_read(&c->up, &c->client);
                 if (r < 0)
                         conn_close(c);
                 if (r <= 0)

@@ -1,12 +1,14 @@
 /* Inside the gateway engine: the loop (gateway.c), the request decision and
- * set-up (gateway_conn.c) and the byte streams of a request or tunnel
- * (gateway_stream.c) share these. Not a public API. */
+ * set-up (gateway_conn.c), the byte streams of a request or tunnel
+ * (gateway_stream.c) and TLS termination (gateway_tls.c) share these. Not a
+ * public API. */
 #ifndef UMW_NETNS_GATEWAY_CONN_H
 #define UMW_NETNS_GATEWAY_CONN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gateway.h"
 #include "gateway_response.h"
@@ -27,6 +29,14 @@ struct gateway_rules {
 struct gateway_rules *gateway_rules_ref(struct gateway_rules *r);
 void gateway_rules_unref(struct gateway_rules *r);
 
+/* TLS termination with the user's umwelt CA (gateway_tls.c). term is NULL
+ * while the CA cannot be used; error then says why. */
+struct gateway_tls {
+        struct tls_term *term;
+        struct tls_upstream *upstream;
+        char *error;
+};
+
 struct gateway {
         const struct gateway_options *o;
         int epfd;
@@ -34,6 +44,7 @@ struct gateway {
         struct gateway_resolver *resolver;
         struct conn *conns; /* a list, for the timer's sweep */
         struct conn *dead;  /* closed during a batch of events, freed after it */
+        struct gateway_tls tls;
         unsigned n_conns;
         bool stop;
 };
@@ -45,6 +56,12 @@ struct endpoint {
         struct conn *conn;
         int fd;
         uint32_t events; /* registered with epoll; 0: not registered */
+        /* TLS on fd (NULL: plain bytes), freed before fd is closed. A TLS
+         * read or write that would block says what it waits for: either
+         * readiness, whatever it was doing. */
+        struct ssl_st *ssl;
+        uint32_t tls_read_wait, tls_write_wait; /* also the handshake's: read_wait */
+        bool tls_write_blocked;                 /* the same bytes must be offered again */
 };
 
 enum { EP_CLIENT, EP_UPSTREAM, EP_LISTENER, EP_SIGNAL, EP_TIMER, EP_RESOLVER };
@@ -74,13 +91,15 @@ struct framing {
 };
 
 enum conn_state {
-        CONN_HEAD,       /* reading a request head */
-        CONN_RESOLVING,  /* a lookup is with the resolver */
-        CONN_CONNECTING, /* dialling addrs[next_addr - 1] */
-        CONN_HELLO,      /* CONNECT answered 200: reading the ClientHello */
-        CONN_TUNNEL,     /* CONNECT: bytes both ways */
-        CONN_FORWARD,    /* plain HTTP: the request up, the response down */
-        CONN_CLOSING,    /* a last answer to the client, then close */
+        CONN_HEAD,        /* reading a request head */
+        CONN_RESOLVING,   /* a lookup is with the resolver */
+        CONN_CONNECTING,  /* dialling addrs[next_addr - 1] */
+        CONN_HELLO,       /* CONNECT answered 200: reading the ClientHello */
+        CONN_TLS_ACCEPT,  /* a terminated CONNECT: the handshake with the client */
+        CONN_TLS_CONNECT, /* inside one: the handshake with the upstream server */
+        CONN_TUNNEL,      /* CONNECT: bytes both ways */
+        CONN_FORWARD,     /* HTTP (plain or in a terminated tunnel): request up, response down */
+        CONN_CLOSING,     /* a last answer to the client, then close */
 };
 
 /* The request being served: what the decision and the log line need,
@@ -95,7 +114,8 @@ struct request {
         bool has_host;
         uint16_t port;
         bool is_connect, is_head, keep_alive, http10;
-        bool ip_rule; /* an address rule allowed it: a ClientHello may lack SNI */
+        bool ip_rule;   /* an address rule allowed it: a ClientHello may lack SNI */
+        bool terminate; /* a CONNECT the gateway terminates: the rules need its requests */
         const char *decision;
         char *rule;
         char *reason;
@@ -120,6 +140,11 @@ struct conn {
         struct flow up;   /* client -> upstream */
         struct flow down; /* upstream -> client */
         struct request req;
+        /* A terminated tunnel: the client speaks TLS with the gateway and
+         * every request in it must name this host and port. */
+        bool terminated;
+        struct egress_host tls_host;
+        uint16_t tls_port;
 };
 
 uint64_t gateway_now_ms(void);
@@ -130,6 +155,8 @@ uint64_t gateway_now_ms(void);
 void conn_set_state(struct conn *c, enum conn_state s);
 void conn_update_events(struct conn *c);
 void conn_close(struct conn *c);
+/* Frees the endpoint's TLS, then closes its fd. */
+void endpoint_close(struct endpoint *ep);
 
 /* gateway_conn.c */
 /* Reads what the client sent in CONN_HEAD and, once a head is complete,
@@ -139,11 +166,16 @@ void conn_on_head(struct conn *c);
 void conn_on_lookup(struct conn *c, struct gateway_lookup *l);
 /* The upstream socket became writable while connecting. */
 void conn_on_connected(struct conn *c);
+/* Answers a CONNECT with 200, then reads its ClientHello. */
+void conn_established(struct conn *c);
 /* Answers the client with a status and a text body, then closes; the
  * request is logged with decision (NULL: as decided before) and reason.
  * Where the client has had a status line already, only closes. */
 void conn_answer(struct conn *c, int status, const char *decision, const char *reason,
                  const char *body);
+/* The same with a printf-formatted body. */
+void conn_answerf(struct conn *c, int status, const char *decision, const char *reason,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Ends the request: its log line, and the upstream side closed. */
 void request_end(struct conn *c);
 void request_reset(struct request *r);
@@ -160,16 +192,43 @@ int flow_add_extra(struct flow *f, char *text, size_t len);
 void flow_discard(struct flow *f);
 bool flow_pending(const struct flow *f);
 bool flow_has_room(const struct flow *f);
-/* Moves bytes: reads into the buffer, writes pending bytes out. Each
- * returns 1 when bytes moved, 0 when the socket would block, -errno. */
-int flow_read(struct flow *f, int fd);
-int flow_write(struct flow *f, int fd);
+/* Moves bytes: reads into the buffer (through TLS: until it would block or
+ * the buffer is full, since TLS may hold bytes epoll will not report),
+ * writes pending bytes out. Each returns 1 when bytes moved, 0 when the
+ * endpoint would block, -errno. */
+int flow_read(struct flow *f, struct endpoint *ep);
+int flow_write(struct flow *f, struct endpoint *ep);
 void framing_start(struct framing *fr, enum framing_kind kind, uint64_t length);
 /* Judges the bytes of f not yet judged: the ones fr's body takes join fwd.
  * Returns 0 or -errno (bad chunked framing). */
 int framing_take(struct framing *fr, struct flow *f);
-/* Runs a connection in CONN_HELLO, CONN_TUNNEL or CONN_FORWARD as far as
- * its sockets let it. */
+/* Runs a connection in CONN_HELLO, CONN_TLS_*, CONN_TUNNEL, CONN_FORWARD
+ * or CONN_CLOSING as far as its sockets let it. */
 void conn_stream(struct conn *c);
+/* Logs the request as refused or failed for reason and closes. */
+void conn_close_because(struct conn *c, const char *decision, const char *reason);
+
+/* gateway_tls.c */
+/* At the start: TLS termination when the CA can be used. Without it, an
+ * error only when a rule needs the method or path (the CA is named). */
+int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, struct umw_error **err);
+/* After a reload: the CA is tried again when new rules need it. */
+void gateway_tls_reload(struct gateway *gw);
+void gateway_tls_free(struct gateway *gw);
+/* Plain recv()/send() semantics over the endpoint's TLS: n bytes, 0 at the
+ * peer's end (read), -EAGAIN with the wait recorded, -errno. */
+ssize_t endpoint_tls_recv(struct endpoint *ep, void *buf, size_t len);
+ssize_t endpoint_tls_send(struct endpoint *ep, const void *buf, size_t len);
+/* Sends close_notify where it fits now; the socket's FIN follows. */
+void endpoint_tls_close_notify(struct endpoint *ep);
+/* The ClientHello of a CONNECT to terminate was judged: the gateway takes
+ * the handshake with the hello bytes it read. Returns 1 to go on, 0 to wait
+ * (the 200 is not out yet) or when closed. */
+int conn_tls_accept(struct conn *c);
+/* The upstream socket of a request in a terminated tunnel is connected:
+ * TLS to the server, verified for the request's host. */
+void conn_tls_connect(struct conn *c);
+int step_tls_accept(struct conn *c);
+int step_tls_connect(struct conn *c);
 
 #endif

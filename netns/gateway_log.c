@@ -23,6 +23,7 @@ static void request_fields(yajl_gen g, void *ctx)
         key_str_opt(g, "decision", r->decision);
         key_str_opt(g, "rule", r->rule);
         key_str_opt(g, "reason", r->reason);
+        key_str_opt(g, "tls", r->tls);
         if (r->status)
                 umw_jgen_key_int(g, "status", r->status);
         umw_jgen_key_int(g, "bytes_up", (long long)r->bytes_up);

@@ -18,6 +18,8 @@ struct gateway_record {
         const char *decision; /* "allow" or "deny" */
         const char *rule;     /* the rule that decided */
         const char *reason;   /* why a request was refused or failed */
+        const char *tls;      /* "terminated": a CONNECT the gateway terminated, or a
+                               * request inside one */
         int status;           /* the status line the client got; 0: none */
         uint64_t bytes_up;    /* to the upstream server */
         uint64_t bytes_down;  /* to the client */

@@ -102,3 +102,17 @@ int gateway_policy_load(const char *const *files, size_t n, struct egress_rules 
         }
         return 0;
 }
+
+static const char *inspecting(const struct egress_rule *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (v[i].methods || v[i].path)
+                        return v[i].text;
+        return NULL;
+}
+
+const char *gateway_policy_inspecting_rule(const struct egress_rules *rules)
+{
+        const char *deny = inspecting(rules->deny, rules->n_deny);
+        return deny ? deny : inspecting(rules->allow, rules->n_allow);
+}

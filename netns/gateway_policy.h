@@ -18,4 +18,9 @@ struct umw_error;
 int gateway_policy_load(const char *const *files, size_t n, struct egress_rules *out,
                         struct umw_error **err);
 
+/* The first rule (deny list, then allow list) with methods or a path: one
+ * that makes the gateway terminate TLS to decide an HTTPS request. NULL
+ * when there is none. */
+const char *gateway_policy_inspecting_rule(const struct egress_rules *rules);
+
 #endif

@@ -1,5 +1,6 @@
 /* The bytes of a request once it is decided: the ClientHello check and the
- * tunnel of a CONNECT, the request and response of plain HTTP with their
+ * tunnel of a CONNECT, the request and response of plain HTTP (or of a
+ * request inside a terminated tunnel, through TLS on both sides) with their
  * bodies streamed as they come (followed only far enough to know where each
  * ends), and the last answer before a close. */
 #include "gateway_conn.h"
@@ -69,38 +70,54 @@ static bool would_block(int e)
         return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
 }
 
-int flow_read(struct flow *f, int fd)
+static ssize_t recv_some(struct endpoint *ep, char *p, size_t n)
 {
-        if (f->eof)
-                return 0;
-        if (f->start > 0 && (f->start == f->end || f->end == CONN_BUF_SIZE)) {
-                memmove(f->buf, f->buf + f->start, f->end - f->start);
-                f->end -= f->start;
-                f->start = 0;
-        }
-        if (f->end == CONN_BUF_SIZE)
-                return 0;
-        ssize_t n = recv(fd, f->buf + f->end, CONN_BUF_SIZE - f->end, 0);
-        if (n < 0)
-                return would_block(errno) ? 0 : -errno;
-        if (n == 0)
-                f->eof = true;
-        f->end += (size_t)n;
-        return 1;
+        if (ep->ssl)
+                return endpoint_tls_recv(ep, p, n);
+        ssize_t r = recv(ep->fd, p, n, 0);
+        return r >= 0 ? r : would_block(errno) ? -EAGAIN : -errno;
 }
 
-static ssize_t send_some(int fd, const char *p, size_t n)
+int flow_read(struct flow *f, struct endpoint *ep)
 {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0)
-                return would_block(errno) ? 0 : -errno;
-        return w;
+        int moved = 0;
+        do {
+                if (f->eof)
+                        return moved;
+                if (f->start > 0 && (f->start == f->end || f->end == CONN_BUF_SIZE)) {
+                        memmove(f->buf, f->buf + f->start, f->end - f->start);
+                        f->end -= f->start;
+                        f->start = 0;
+                }
+                if (f->end == CONN_BUF_SIZE)
+                        return moved;
+                ssize_t n = recv_some(ep, f->buf + f->end, CONN_BUF_SIZE - f->end);
+                if (n == -EAGAIN)
+                        return moved;
+                if (n < 0)
+                        return (int)n;
+                if (n == 0)
+                        f->eof = true;
+                f->end += (size_t)n;
+                moved = 1;
+        } while (ep->ssl);
+        return moved;
 }
 
-int flow_write(struct flow *f, int fd)
+static ssize_t send_some(struct endpoint *ep, const char *p, size_t n)
+{
+        ssize_t w;
+        if (ep->ssl)
+                w = endpoint_tls_send(ep, p, n);
+        else if ((w = send(ep->fd, p, n, MSG_NOSIGNAL)) < 0)
+                w = would_block(errno) ? -EAGAIN : -errno;
+        return w == -EAGAIN ? 0 : w;
+}
+
+int flow_write(struct flow *f, struct endpoint *ep)
 {
         if (f->extra) {
-                ssize_t w = send_some(fd, f->extra + f->extra_off, f->extra_len - f->extra_off);
+                ssize_t w = send_some(ep, f->extra + f->extra_off, f->extra_len - f->extra_off);
                 if (w <= 0)
                         return (int)w;
                 f->bytes += (uint64_t)w;
@@ -114,7 +131,7 @@ int flow_write(struct flow *f, int fd)
         }
         if (f->fwd == 0)
                 return 0;
-        ssize_t w = send_some(fd, f->buf + f->start, f->fwd);
+        ssize_t w = send_some(ep, f->buf + f->start, f->fwd);
         if (w <= 0)
                 return (int)w;
         f->bytes += (uint64_t)w;
@@ -153,7 +170,7 @@ int framing_take(struct framing *fr, struct flow *f)
         return 0;
 }
 
-static void close_because(struct conn *c, const char *decision, const char *reason)
+void conn_close_because(struct conn *c, const char *decision, const char *reason)
 {
         if (decision)
                 c->req.decision = decision;
@@ -173,30 +190,30 @@ static int judge_hello(struct conn *c)
         if (r == -EAGAIN && !c->up.eof)
                 return 0;
         if (r < 0) {
-                close_because(c, "deny",
-                              r == -EAGAIN     ? "client closed before its ClientHello"
-                              : r == -EPROTO   ? "not TLS after CONNECT"
-                              : r == -EMSGSIZE ? "ClientHello too large"
-                                               : (th.why ? th.why : "bad ClientHello"));
+                conn_close_because(c, "deny",
+                                   r == -EAGAIN     ? "client closed before its ClientHello"
+                                   : r == -EPROTO   ? "not TLS after CONNECT"
+                                   : r == -EMSGSIZE ? "ClientHello too large"
+                                                    : (th.why ? th.why : "bad ClientHello"));
                 return -1;
         }
         if (!th.has_sni) {
                 if (c->req.ip_rule)
                         return 1;
-                close_because(c, "deny", "ClientHello without SNI");
+                conn_close_because(c, "deny", "ClientHello without SNI");
                 return -1;
         }
         struct egress_host sni;
         struct umw_error *err = NULL;
         if (egress_host_canon(th.sni, th.sni_len, &sni, &err) < 0) {
                 umw_error_free(err);
-                close_because(c, "deny", "SNI is not a host name");
+                conn_close_because(c, "deny", "SNI is not a host name");
                 return -1;
         }
         if (!egress_host_equal(&sni, &c->req.host)) {
                 char why[EGRESS_HOST_TEXT_SIZE + 48];
                 snprintf(why, sizeof(why), "SNI %s differs from the CONNECT host", sni.text);
-                close_because(c, "deny", why);
+                conn_close_because(c, "deny", why);
                 return -1;
         }
         return 1;
@@ -204,15 +221,17 @@ static int judge_hello(struct conn *c)
 
 static int step_hello(struct conn *c)
 {
-        int w = flow_write(&c->down, c->client.fd);
-        int r = flow_read(&c->up, c->client.fd);
+        int w = flow_write(&c->down, &c->client);
+        int r = flow_read(&c->up, &c->client);
         if (w < 0 || r < 0) {
-                close_because(c, NULL, "client connection failed");
+                conn_close_because(c, NULL, "client connection failed");
                 return 0;
         }
         int ok = judge_hello(c);
         if (ok <= 0)
                 return ok < 0 ? 0 : (w | r);
+        if (c->req.terminate)
+                return conn_tls_accept(c);
         c->up.fwd = c->up.end - c->up.start; /* the hello and whatever followed it */
         conn_set_state(c, CONN_TUNNEL);
         return 1;
@@ -233,15 +252,17 @@ static int step_tunnel(struct conn *c)
 {
         int cfd = c->client.fd, ufd = c->upstream.fd;
         int moved = 0, r;
-        if ((r = flow_read(&c->up, cfd)) < 0 || (moved |= r, r = flow_read(&c->down, ufd)) < 0) {
-                close_because(c, NULL, "connection reset");
+        if ((r = flow_read(&c->up, &c->client)) < 0 ||
+            (moved |= r, r = flow_read(&c->down, &c->upstream)) < 0) {
+                conn_close_because(c, NULL, "connection reset");
                 return 0;
         }
         moved |= r;
         c->up.fwd = c->up.end - c->up.start;
         c->down.fwd = c->down.end - c->down.start;
-        if ((r = flow_write(&c->up, ufd)) < 0 || (moved |= r, r = flow_write(&c->down, cfd)) < 0) {
-                close_because(c, NULL, "connection reset");
+        if ((r = flow_write(&c->up, &c->upstream)) < 0 ||
+            (moved |= r, r = flow_write(&c->down, &c->client)) < 0) {
+                conn_close_because(c, NULL, "connection reset");
                 return 0;
         }
         moved |= r;
@@ -295,7 +316,7 @@ static int take_response_heads(struct conn *c)
                 size_t len = 0;
                 char *text = response_head_rewrite(f->buf + f->start, &h, extra, &len);
                 if (!text || flow_add_extra(f, text, len) < 0) {
-                        close_because(c, NULL, "out of memory");
+                        conn_close_because(c, NULL, "out of memory");
                         return -1;
                 }
                 f->start += h.head_len;
@@ -314,9 +335,9 @@ static int forward_up(struct conn *c)
 {
         struct request *r = &c->req;
         int moved = 0, rc;
-        if (!r->body.done && (rc = flow_read(&c->up, c->client.fd)) != 0) {
+        if (!r->body.done && (rc = flow_read(&c->up, &c->client)) != 0) {
                 if (rc < 0 || c->up.eof) {
-                        close_because(c, NULL, "client closed during the request");
+                        conn_close_because(c, NULL, "client closed during the request");
                         return -1;
                 }
                 moved = 1;
@@ -326,7 +347,7 @@ static int forward_up(struct conn *c)
                             "umwelt-gateway: the request body's chunked framing is refused.\n");
                 return -1;
         }
-        if ((rc = flow_write(&c->up, c->upstream.fd)) < 0) {
+        if ((rc = flow_write(&c->up, &c->upstream)) < 0) {
                 conn_answer(c, 502, NULL, strerror(-rc),
                             "umwelt-gateway: the upstream server closed the connection.\n");
                 return -1;
@@ -340,7 +361,7 @@ static int forward_down(struct conn *c)
         struct request *r = &c->req;
         int moved = 0, rc;
         if (!r->resp.done || !r->resp_head_done) {
-                if ((rc = flow_read(&c->down, c->upstream.fd)) < 0) {
+                if ((rc = flow_read(&c->down, &c->upstream)) < 0) {
                         conn_answer(c, 502, NULL, strerror(-rc),
                                     "umwelt-gateway: the upstream connection failed.\n");
                         return -1;
@@ -350,7 +371,7 @@ static int forward_down(struct conn *c)
         if (take_response_heads(c) < 0)
                 return -1;
         if (r->resp_head_done && framing_take(&r->resp, &c->down) < 0) {
-                close_because(c, NULL, "bad chunked framing from upstream");
+                conn_close_because(c, NULL, "bad chunked framing from upstream");
                 return -1;
         }
         if (c->down.eof && !r->resp.done) {
@@ -360,13 +381,13 @@ static int forward_down(struct conn *c)
                         return -1;
                 }
                 if (r->resp.kind != FRAME_CLOSE) {
-                        close_because(c, NULL, "upstream closed during the response");
+                        conn_close_because(c, NULL, "upstream closed during the response");
                         return -1;
                 }
                 r->resp.done = true;
         }
-        if ((rc = flow_write(&c->down, c->client.fd)) < 0) {
-                close_because(c, NULL, "client connection failed");
+        if ((rc = flow_write(&c->down, &c->client)) < 0) {
+                conn_close_because(c, NULL, "client connection failed");
                 return -1;
         }
         return moved | rc;
@@ -400,7 +421,7 @@ static int step_forward(struct conn *c)
  * the connection and could destroy the answer before the client reads it. */
 static int step_closing(struct conn *c)
 {
-        int w = flow_write(&c->down, c->client.fd);
+        int w = flow_write(&c->down, &c->client);
         if (w < 0) {
                 conn_close(c);
                 return 0;
@@ -408,6 +429,7 @@ static int step_closing(struct conn *c)
         if (flow_pending(&c->down))
                 return w;
         if (!c->down.shut) {
+                endpoint_tls_close_notify(&c->client);
                 if (shutdown(c->client.fd, SHUT_WR) < 0) {
                         conn_close(c);
                         return 0;
@@ -415,7 +437,7 @@ static int step_closing(struct conn *c)
                 c->down.shut = true;
         }
         c->up.start = c->up.end = c->up.fwd = 0;
-        int r = flow_read(&c->up, c->client.fd);
+        int r = flow_read(&c->up, &c->client);
         if (r < 0 || c->up.eof) {
                 conn_close(c);
                 return 0;
@@ -430,6 +452,12 @@ void conn_stream(struct conn *c)
                 switch (c->state) {
                 case CONN_HELLO:
                         progress = step_hello(c);
+                        break;
+                case CONN_TLS_ACCEPT:
+                        progress = step_tls_accept(c);
+                        break;
+                case CONN_TLS_CONNECT:
+                        progress = step_tls_connect(c);
                         break;
                 case CONN_TUNNEL:
                         progress = step_tunnel(c);

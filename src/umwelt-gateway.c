@@ -26,7 +26,7 @@ static const char usage_text[] =
     "                      --policy FILE... --log FILE [--hosts FILE] [--sandbox ID]\n"
     "                      [--port N] [--max-connections N] [--header-timeout SECONDS]\n"
     "                      [--idle-timeout SECONDS] [--connect-timeout SECONDS]\n"
-    "                      [--ready-fd N] [--debug]\n"
+    "                      [--upstream-ca FILE] [--ready-fd N] [--debug]\n"
     "See umwelt-gateway(1).\n";
 
 struct args {
@@ -101,6 +101,7 @@ enum {
         OPT_HEADER_TIMEOUT,
         OPT_IDLE_TIMEOUT,
         OPT_CONNECT_TIMEOUT,
+        OPT_UPSTREAM_CA,
         OPT_READY_FD,
         OPT_DEBUG,
         OPT_HELP,
@@ -119,6 +120,7 @@ static const struct option options[] = {
     {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+    {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
     {"ready-fd", required_argument, NULL, OPT_READY_FD},
     {"debug", no_argument, NULL, OPT_DEBUG},
     {"help", no_argument, NULL, OPT_HELP},
@@ -175,6 +177,9 @@ static int one_option(struct args *a, int opt, const char *arg, struct umw_error
                 return timeout_ms(arg, "--idle-timeout", &a->o.idle_timeout_ms, err);
         case OPT_CONNECT_TIMEOUT:
                 return timeout_ms(arg, "--connect-timeout", &a->o.connect_timeout_ms, err);
+        case OPT_UPSTREAM_CA:
+                a->o.upstream_ca = arg;
+                return 0;
         case OPT_READY_FD:
                 r = parse_number(arg, 3, INT_MAX, "--ready-fd", &v, err);
                 a->o.ready_fd = (int)v;

@@ -6,13 +6,18 @@
 # only in it, the gateway's own namespace with a veth into it, and a
 # "sandbox" namespace with nothing but lo, where the gateway puts its
 # listeners on 127.0.0.1:3128 and [::1]:3128. Names come from --hosts.
-# Every request is made from inside the sandbox namespace.
+# Every request is made from inside the sandbox namespace. Where a rule
+# needs the path or method of an HTTPS request, the gateway terminates TLS
+# with a umwelt CA made for the test (in a temporary XDG_STATE_HOME); the
+# sandbox's curl trusts it through the bundle a sandbox gets.
 T_NAME=gateway
 . "$(dirname "$0")/lib.sh"
 t_require_root
 GW=$UMW_BUILDDIR/umwelt-gateway
 INET_PY=$UMW_SRCDIR/tests/integration/helpers/gateway-inet.py
+CA_MAKER=$UMW_BUILDDIR/tests/integration/helpers/tls-term-proxy
 [[ -x $GW ]] || t_bail "$GW missing (build it)"
+[[ -x $CA_MAKER ]] || t_bail "$CA_MAKER missing (make check builds it)"
 for tool in curl openssl ip; do
         command -v $tool >/dev/null || t_skip_all "$tool missing"
 done
@@ -52,7 +57,7 @@ ip -n "$GWNS" link add gw0 type veth peer name in0 netns "$INET" || t_bail "veth
 ip -n "$GWNS" addr add 11.0.0.1/8 dev gw0
 ip -n "$GWNS" link set gw0 up
 ip -n "$GWNS" route add default dev gw0
-for a in 11.0.0.10/8 11.0.0.11/8 10.0.0.5/32 198.51.100.10/32; do
+for a in 11.0.0.10/8 11.0.0.11/8 11.0.0.12/8 10.0.0.5/32 198.51.100.10/32; do
         ip -n "$INET" addr add "$a" dev in0
 done
 ip -n "$INET" link set in0 up
@@ -66,20 +71,46 @@ mkdir -p "$pki"
                         -subj /CN=umwelt-test-ca &&
                 openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
                         -subj /CN=secure.example &&
-                printf 'subjectAltName=DNS:secure.example,DNS:other.example,DNS:inspect.example\n' >ext &&
+                printf 'subjectAltName=DNS:%s\n' 'secure.example,DNS:other.example,DNS:inspect.example,DNS:tlspath.example,DNS:tlsmethod.example' >ext &&
                 openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-                        -extfile ext -out srv.pem
+                        -extfile ext -out srv.pem &&
+                openssl req -x509 -newkey rsa:2048 -nodes -keyout rogue-ca.key -out rogue-ca.pem \
+                        -days 2 -subj /CN=untrusted-ca &&
+                openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr \
+                        -subj /CN=rogue.example &&
+                printf 'subjectAltName=DNS:rogue.example\n' >rogue.ext &&
+                openssl x509 -req -in rogue.csr -CA rogue-ca.pem -CAkey rogue-ca.key \
+                        -CAcreateserial -days 2 -extfile rogue.ext -out rogue.pem
 ) >"$T_TMP/pki.log" 2>&1 || t_bail "openssl: $(cat "$T_TMP/pki.log")"
 
 nsenter --net="/run/netns/$INET" -- "$PY" "$INET_PY" 11.0.0.10 11.0.0.11 "$pki/srv.pem" "$pki/srv.key" \
         "$T_TMP/inet.ready" 2>"$T_TMP/inet.err" &
 SCENE_PIDS+=($!)
 wait_file "$T_TMP/inet.ready" 100 || t_bail "the test internet did not start: $(cat "$T_TMP/inet.err")"
+# An HTTPS server whose certificate comes from a CA the gateway does not trust.
+nsenter --net="/run/netns/$INET" -- openssl s_server -quiet -www -accept 11.0.0.12:443 \
+        -cert "$pki/rogue.pem" -key "$pki/rogue.key" </dev/null >"$T_TMP/rogue.log" 2>&1 &
+SCENE_PIDS+=($!)
+
+# The user's umwelt CA and the sandbox's trust bundle, made as a sandbox's
+# start makes them (tls_ca_open creating, tls_trust_write): the helper
+# makes both, says ready, and is stopped. The gateway only opens the CA.
+export XDG_STATE_HOME=$T_TMP/state
+CA_DIR=$XDG_STATE_HOME/umwelt/ca
+BUNDLE=$XDG_STATE_HOME/umwelt/trust/ca-bundle.crt
+nsenter --net="/run/netns/$GWNS" -- "$CA_MAKER" "$CA_DIR" "${BUNDLE%/*}" 9 ca.example 9 \
+        "$pki/ca.pem" >"$T_TMP/ca.out" 2>&1 </dev/null &
+ca_pid=$!
+wait_file "$T_TMP/ca.out" 100
+kill "$ca_pid"
+wait "$ca_pid" 2>/dev/null
+[[ -s $CA_DIR/ca.key && -s $BUNDLE ]] || t_bail "no umwelt CA: $(cat "$T_TMP/ca.out")"
 
 cat >"$T_TMP/hosts" <<'HOSTS'
 # the gateway's only resolver in this test
 11.0.0.10 web.example other.example denied.example paths.example methods.example later.example
-11.0.0.11 secure.example inspect.example
+11.0.0.11 secure.example inspect.example tlspath.example tlsmethod.example
+11.0.0.12 rogue.example
 10.0.0.5 private.example
 127.0.0.1 loop.example
 11.0.0.10 mixed.example
@@ -94,7 +125,8 @@ write_policy() {
 enabled = true
 allow = ["web.example", "secure.example", "private.example", "loop.example", "mixed.example",
          "testnet.example", "paths.example/public/*", "inspect.example/api/**",
-         "GET,HEAD methods.example", "denied.example", "nowhere.example" $1]
+         "inspect.example/big/*", "tlspath.example/allowed/*", "GET tlsmethod.example",
+         "GET rogue.example", "GET,HEAD methods.example", "denied.example", "nowhere.example" $1]
 deny = ["denied.example"]
 POL
 }
@@ -103,7 +135,8 @@ LOG=$T_TMP/egress.jsonl
 
 # start_gateway PORT ARGS...: a gateway in its namespace, listening in the
 # sandbox's on PORT (by default), with the test's hosts file and log;
-# returns once it says it is ready. GW_PID is its pid. GW_PRE (an array)
+# returns once it says it is ready. GW_PID is its pid. GW_POLICY: another
+# policy file than POLICY. GW_PRE (an array)
 # runs before everything (a mount namespace), GW_AS between nsenter and the
 # gateway (another uid).
 GW_PRE=() GW_AS=()
@@ -113,14 +146,14 @@ start_gateway() {
         rm -f "$fifo"
         mkfifo "$fifo"
         "${GW_PRE[@]}" nsenter --net="/run/netns/$GWNS" -- "${GW_AS[@]}" "$GW" --port "$port" \
-                --policy "$POLICY" --sandbox gwtest --ready-fd 3 "$@" \
+                --policy "${GW_POLICY:-$POLICY}" --sandbox gwtest --ready-fd 3 "$@" \
                 3>"$fifo" 2>>"$T_TMP/gw.err" </dev/null &
         GW_PID=$!
         SCENE_PIDS+=($GW_PID)
         read -r -t 10 line <"$fifo"
         [[ $line == ready ]]
 }
-GW_ARGS=(--netns "/run/netns/$SBX" --log "$LOG" --hosts "$T_TMP/hosts")
+GW_ARGS=(--netns "/run/netns/$SBX" --log "$LOG" --hosts "$T_TMP/hosts" --upstream-ca "$pki/ca.pem")
 
 start_gateway 3128 "${GW_ARGS[@]}" || t_bail "the gateway did not start: $(cat "$T_TMP/gw.err")"
 MAIN_GW=$GW_PID
@@ -131,7 +164,7 @@ MAIN_GW=$GW_PID
 # status (the CONNECT status for https), T_BODY the body, T_ERR stderr.
 pcurl() {
         local proxy=${PROXY:-http://127.0.0.1:3128}
-        in_ns "$SBX" curl -sS --max-time 10 --cacert "$pki/ca.pem" -x "$proxy" \
+        in_ns "$SBX" curl -sS --max-time 10 --cacert "${CACERT:-$pki/ca.pem}" -x "$proxy" \
                 -o "$T_TMP/body" -w '%{http_code} %{http_connect}' "$@" \
                 >"$T_TMP/code" 2>"$T_TMP/curl.err" </dev/null
         T_RC=$?
@@ -249,10 +282,80 @@ pcurl http://methods.example/m
 t_eq "a method rule allows GET" "200 000" "$T_CODE" "$T_ERR"
 pcurl -X DELETE http://methods.example/m
 t_eq "... and refuses DELETE" "403 000" "$T_CODE" "$T_ERR"
-pcurl https://inspect.example/api/x
-t_eq "a path rule over HTTPS: refused (no TLS termination yet)" "000 403" "$T_CODE" "$T_ERR"
-raw 'CONNECT inspect.example:443 HTTP/1.1\r\nHost: inspect.example:443\r\n\r\n'
-t_match "... saying so" "TLS termination is not available yet" "$T_RESP"
+
+# ------------------------------------------------------------- TLS termination
+
+t_eq "the umwelt CA's key is 0600" 600 "$(stat -c %a "$CA_DIR/ca.key")"
+t_eq "... in a directory 0700" 700 "$(stat -c %a "$CA_DIR")"
+mkdir -p "$T_TMP/proj"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$T_TMP/proj" -- /bin/sh -c \
+        "cat '$CA_DIR/ca.key'; ls -A '$CA_DIR' '$XDG_STATE_HOME' \$HOME/.local/state; echo end"
+t_eq "... which a sandbox cannot see: neither the key nor its directory" "end" "$T_OUT" "$T_ERR"
+CACERT=$BUNDLE pcurl -v -H 'Authorization: Bearer SECRET-TLS-AUTH' -H 'Cookie: sid=SECRET-TLS-COOKIE' \
+        https://tlspath.example/allowed/x?q=SECRET-TLS-QUERY
+t_eq "a path rule over HTTPS allows its path, TLS terminated" "200 200" "$T_CODE" "$T_ERR"
+t_match "... the client verified the umwelt CA's leaf with the sandbox's bundle" \
+        'issuer: O=umwelt; CN=umwelt sandbox CA' "$T_ERR"
+t_match "... for the host it asked for" 'subjectAltName: host "tlspath.example" matched' "$T_ERR"
+t_match "... the server got the request in origin form" "path=/allowed/x\?q=SECRET-TLS-QUERY" "$T_BODY"
+t_match "... with the Host the client sent" "header:host=tlspath.example" "$T_BODY"
+t_match "... and the Authorization (end to end)" "header:authorization=Bearer SECRET-TLS-AUTH" "$T_BODY"
+line=$(log_line '"path":"/allowed/x"')
+t_match "... logged with method, host, path, address and the rule" \
+        '"method":"GET","host":"tlspath.example","port":443,"path":"/allowed/x","address":"11.0.0.11","decision":"allow","rule":"tlspath.example/allowed/\*","tls":"terminated","status":200,"bytes_up":[1-9]' \
+        "$line"
+t_match "... and the CONNECT that opened the tunnel" \
+        '"method":"CONNECT","host":"tlspath.example","port":443,"decision":"allow","rule":"tlspath.example/allowed/\*","tls":"terminated","status":200' \
+        "$(log_line '"method":"CONNECT","host":"tlspath.example"')"
+t_nomatch "... no Authorization or Cookie value and no query in the log" "SECRET-TLS" "$(cat "$LOG")"
+CACERT=$BUNDLE pcurl https://tlspath.example/other
+t_eq "... and refuses a sibling path with 403 inside the tunnel" "403 200" "$T_CODE" "$T_ERR"
+t_match "... naming the rule to ask for" 'allow = \["tlspath.example/other"\]' "$T_BODY"
+t_match "... logged with the refused path" '"path":"/other","decision":"deny","reason":"no rule","tls":"terminated","status":403' \
+        "$(log_line '"path":"/other"')"
+CACERT=$BUNDLE pcurl https://tlspath.example/allowed/../other --path-as-is
+t_match "... and a dot-dot way around it" "^4[0-9][0-9] 200$" "$T_CODE" "$T_ERR"
+
+CACERT=$BUNDLE pcurl https://tlsmethod.example/m
+t_eq "a method rule over HTTPS allows GET" "200 200" "$T_CODE" "$T_ERR"
+t_match "... which reaches the server" "method=GET" "$T_BODY"
+CACERT=$BUNDLE pcurl -d x=1 https://tlsmethod.example/m
+t_eq "... and refuses POST" "403 200" "$T_CODE" "$T_ERR"
+t_match "... logged" '"method":"POST","host":"tlsmethod.example".*"decision":"deny"' \
+        "$(log_line '"method":"POST","host":"tlsmethod.example"')"
+
+in_ns "$SBX" curl -sS -v --max-time 10 --cacert "$BUNDLE" -x http://127.0.0.1:3128 \
+        -w '%{http_code}\n' -o /dev/null https://tlspath.example/allowed/first \
+        -o "$T_TMP/second" https://tlspath.example/second >"$T_TMP/ka.out" 2>"$T_TMP/ka.err" </dev/null
+t_eq "one kept-alive TLS connection: the first path allowed, its sibling refused" \
+        "200 403" "$(tr '\n' ' ' <"$T_TMP/ka.out" | sed 's/ $//')" "$(cat "$T_TMP/ka.err")"
+t_match "... over one connection" "Re-using existing connection|Reusing existing connection" \
+        "$(cat "$T_TMP/ka.err")"
+t_eq "... one CONNECT for both" 1 "$(grep -c '^> CONNECT' "$T_TMP/ka.err")"
+t_match "... the refusal is the gateway's" "no egress rule allows" "$(cat "$T_TMP/second")"
+
+head -c 300000 /dev/urandom >"$T_TMP/upload-tls"
+CACERT=$BUNDLE pcurl --data-binary @"$T_TMP/upload-tls" https://inspect.example/api/upload
+t_match "a request body is streamed through both TLS ends" "body_bytes=300000" "$T_BODY" "$T_ERR"
+t_eq "... and a 5 MB response" 5000000 "$(in_ns "$SBX" curl -sS --max-time 20 --cacert "$BUNDLE" \
+        -x http://127.0.0.1:3128 https://inspect.example/big/5000000 | wc -c)"
+
+CACERT=$BUNDLE pcurl -H 'Host: secure.example' https://tlspath.example/allowed/x
+t_eq "a Host field that differs from the SNI inside the tunnel: 403" "403 200" "$T_CODE" "$T_ERR"
+t_match "... saying which" "request is for secure.example:443, but this TLS connection is to tlspath.example:443" "$T_BODY"
+t_match "... logged" '"reason":"Host field differs from the TLS server name"' \
+        "$(log_line 'differs from the TLS server name')"
+in_ns "$SBX" openssl s_client -proxy 127.0.0.1:3128 -connect tlspath.example:443 \
+        -servername secure.example -CAfile "$BUNDLE" </dev/null >"$T_TMP/sclient" 2>&1
+t_match "a terminated CONNECT with a different SNI gets no leaf" "no peer certificate available" \
+        "$(cat "$T_TMP/sclient")"
+
+CACERT=$BUNDLE pcurl https://rogue.example/
+t_eq "an upstream whose certificate the host's trust does not vouch for: 502" "502 200" "$T_CODE" "$T_ERR"
+t_match "... saying why" "TLS to rogue.example:443 \(11.0.0.12\) failed.*certificate" "$T_BODY"
+t_nomatch "... and nothing of the server's page" "s_server" "$T_BODY"
+t_match "... logged" '"host":"rogue.example".*"reason":"upstream TLS handshake: the peer.s certificate: [^"]*issuer' \
+        "$(log_line '"method":"GET","host":"rogue.example"')"
 
 # Domain fronting: the tunnel's name is allowed, the TLS name is another.
 in_ns "$SBX" openssl s_client -proxy 127.0.0.1:3128 -connect secure.example:443 \
@@ -350,8 +453,16 @@ GW_PRE=()
 
 # Rootless: a sandbox network namespace owned by an unprivileged user's user
 # namespace, and a gateway running as that user, which must enter the user
-# namespace (in a child) to make its listeners there.
+# namespace (in a child) to make its listeners there, with the user's own
+# umwelt CA (made as the user, by the helper listening on an ephemeral
+# loopback port of the test's namespace for the moment it runs).
 t_test_user
+as_user env XDG_STATE_HOME="$XDG/state" "$CA_MAKER" "$XDG/state/umwelt/ca" "$XDG/state/umwelt/trust" \
+        0 ca.example 9 "$pki/ca.pem" >"$T_TMP/uca.out" 2>&1 </dev/null &
+ca_pid=$!
+wait_file "$T_TMP/uca.out" 100
+kill "$ca_pid"
+wait "$ca_pid" 2>/dev/null
 setpriv --reuid="$U" --regid="$G" --clear-groups -- unshare --user --map-root-user --net -- \
         sh -c 'ip link set lo up && echo $$ >"$1" && exec sleep 600' sh "$XDG/usbx.pid" \
         2>"$T_TMP/usbx.err" </dev/null &
@@ -360,8 +471,9 @@ if ! wait_file "$XDG/usbx.pid" 50; then
         t_skip "rootless gateway" "no unprivileged user namespace: $(cat "$T_TMP/usbx.err")"
 else
         upid=$(cat "$XDG/usbx.pid")
-        GW_AS=(setpriv --reuid="$U" --regid="$G" --clear-groups --)
-        if start_gateway 3128 --netns-pid "$upid" --log "$XDG/egress.jsonl" --hosts "$T_TMP/hosts"; then
+        GW_AS=(setpriv --reuid="$U" --regid="$G" --clear-groups -- env XDG_STATE_HOME="$XDG/state")
+        if start_gateway 3128 --netns-pid "$upid" --log "$XDG/egress.jsonl" --hosts "$T_TMP/hosts" \
+                --upstream-ca "$pki/ca.pem"; then
                 t_eq "a gateway as an unprivileged user" "$U" "$(stat -c %u "/proc/$GW_PID")"
                 t_eq "... listens in the user's sandbox namespace" "127.0.0.1:3128 [::1]:3128" \
                         "$(nsenter --net="/proc/$upid/ns/net" -- ss -Hltn | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//')"
@@ -369,6 +481,11 @@ else
                         http://web.example/rootless >"$T_TMP/rootless.out" 2>&1
                 t_match "... and serves it" "path=/rootless" "$(cat "$T_TMP/rootless.out")"
                 t_match "... logging to the user's log" '"path":"/rootless"' "$(cat "$XDG/egress.jsonl")"
+                nsenter --net="/proc/$upid/ns/net" -- curl -sS --max-time 10 -x http://127.0.0.1:3128 \
+                        --cacert "$XDG/state/umwelt/trust/ca-bundle.crt" \
+                        https://tlspath.example/allowed/rootless >"$T_TMP/rootless.out" 2>&1
+                t_match "... and terminates TLS with the user's CA" "path=/allowed/rootless" \
+                        "$(cat "$T_TMP/rootless.out")"
         else
                 t_fail "a gateway as an unprivileged user starts" "$(cat "$T_TMP/gw.err")"
         fi
@@ -430,6 +547,25 @@ gw_fails 3 "an unknown key in [egress]" --netns "/run/netns/$SBX" --port 3132 --
 gw_fails 3 "a bad hosts file" --netns "/run/netns/$SBX" --port 3132 --policy "$POLICY" --log "$LOG" --hosts "$T_TMP/bad.hosts"
 t_match "... naming the file and line" "bad.hosts:2:" "$T_OUT"
 gw_fails 1 "a network namespace that is not there" --netns "$T_TMP/nonexistent" --policy "$POLICY" --log "$LOG"
+XDG_STATE_HOME=$T_TMP/nostate gw_fails 3 "a path rule without the umwelt CA" \
+        --netns "/run/netns/$SBX" --port 3132 "${GW_ARGS[@]:2}" --policy "$POLICY"
+t_match "... naming the rule and the CA" \
+        'egress rule "paths.example/public/\*" needs TLS termination: umwelt CA: .*/nostate/umwelt/ca does not exist' "$T_OUT"
+printf '[egress]\nallow = ["web.example"]\n' >"$T_TMP/plain.toml"
+GW_POLICY=$T_TMP/plain.toml XDG_STATE_HOME=$T_TMP/nostate start_gateway 3133 --netns "/run/netns/$SBX" --log "$LOG" \
+        --hosts "$T_TMP/hosts"
+t_eq "... a policy that needs no TLS termination starts without the CA" 0 "$?" "$(cat "$T_TMP/gw.err")"
+kill -TERM "$GW_PID"
+wait "$GW_PID"
+chmod 644 "$CA_DIR/ca.key"
+gw_fails 3 "a CA key others may read" --netns "/run/netns/$SBX" --port 3132 "${GW_ARGS[@]:2}" --policy "$POLICY"
+t_match "... naming the key" "ca.key" "$T_OUT"
+chmod 600 "$CA_DIR/ca.key"
+gw_fails 3 "an --upstream-ca that is not there" --netns "/run/netns/$SBX" --port 3132 \
+        --log "$LOG" --policy "$POLICY" --upstream-ca "$T_TMP/nonexistent.pem"
+t_match "... naming it" "upstream-ca .*nonexistent.pem: No such file" "$T_OUT"
+gw_fails 3 "an --upstream-ca without a certificate" --netns "/run/netns/$SBX" --port 3132 \
+        --log "$LOG" --policy "$POLICY" --upstream-ca "$T_TMP/hosts"
 t_eq "... and nothing listens on the port those tried" "" "$(in_ns "$SBX" ss -Hltn 'sport = :3132')"
 
 # Limits: a second gateway with a cap of 2 connections and short timeouts.

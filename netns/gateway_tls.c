@@ -1,0 +1,229 @@
+/* TLS termination in the gateway. The user's umwelt CA is opened when the
+ * gateway starts, never made here (the sandbox face makes it with the
+ * sandbox's trust bundle); without it a rule that needs a request's method
+ * or path refuses the start. A CONNECT such a rule decides is answered by
+ * the gateway: after its ClientHello was judged, the client's handshake is
+ * taken with a leaf for the CONNECT host, and every request inside the
+ * tunnel is decided on its own and sent over TLS of its own to the upstream
+ * server, verified against the host's trust store for the very host the
+ * request named. */
+#include "gateway_conn.h"
+#include "gateway_policy.h"
+#include "netns/tls_ca.h"
+#include "netns/tls_io.h"
+#include "netns/tls_leaf.h"
+#include "netns/tls_upstream.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+static int open_term(struct gateway_tls *t, struct umw_error **err)
+{
+        _cleanup_free_ char *dir = NULL;
+        struct tls_ca *ca = NULL;
+        int r = tls_state_dir("ca", &dir, err);
+        if (r == 0)
+                r = tls_ca_open(dir, false, &ca, err);
+        if (r == 0)
+                r = tls_term_new(ca, 0, &t->term, err);
+        tls_ca_free(ca);
+        if (r == 0) {
+                free(t->error);
+                t->error = NULL;
+        }
+        return r;
+}
+
+static void keep_error(struct gateway_tls *t, struct umw_error *err)
+{
+        free(t->error);
+        t->error = strdup(err->msg);
+        umw_error_free(err);
+}
+
+/* The upstream end's trust: the host's store, or a file given for tests,
+ * which must hold PEM certificates. */
+static int open_upstream(struct gateway_tls *t, const char *ca_file, struct umw_error **err)
+{
+        if (ca_file && access(ca_file, R_OK) < 0)
+                return umw_fail(err, UMW_EXIT_CONFIG, errno, "--upstream-ca %s: %s", ca_file,
+                                strerror(errno));
+        int r = tls_upstream_new(ca_file, &t->upstream, err);
+        if (r < 0 && ca_file)
+                (*err)->kind = UMW_EXIT_CONFIG;
+        return r;
+}
+
+int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, struct umw_error **err)
+{
+        int r = open_upstream(&gw->tls, upstream_ca, err);
+        if (r < 0)
+                return r;
+        struct umw_error *ca_err = NULL;
+        if (open_term(&gw->tls, &ca_err) == 0)
+                return 0;
+        const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
+        if (rule) {
+                /* Fail closed: never start weaker than the rules say. */
+                *err = ca_err;
+                return umw_error_prefix(err, "the egress rule \"%s\" needs TLS termination", rule);
+        }
+        umw_debug("gateway: no TLS termination: %s", ca_err->msg);
+        keep_error(&gw->tls, ca_err);
+        return 0;
+}
+
+void gateway_tls_reload(struct gateway *gw)
+{
+        const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
+        struct umw_error *err = NULL;
+        if (gw->tls.term || !rule || open_term(&gw->tls, &err) == 0)
+                return;
+        umw_error_prefix(&err,
+                         "reload: the egress rule \"%s\" needs TLS termination; its tunnels "
+                         "are refused",
+                         rule);
+        umw_log_error(err);
+        keep_error(&gw->tls, err);
+}
+
+void gateway_tls_free(struct gateway *gw)
+{
+        tls_term_free(gw->tls.term);
+        tls_upstream_free(gw->tls.upstream);
+        free(gw->tls.error);
+        gw->tls = (struct gateway_tls){0};
+}
+
+ssize_t endpoint_tls_recv(struct endpoint *ep, void *buf, size_t len)
+{
+        uint32_t ev = 0;
+        ssize_t n = tls_read(ep->ssl, buf, len, &ev);
+        if (n == -EAGAIN)
+                ep->tls_read_wait = ev;
+        return n;
+}
+
+ssize_t endpoint_tls_send(struct endpoint *ep, const void *buf, size_t len)
+{
+        uint32_t ev = 0;
+        ssize_t n = tls_write(ep->ssl, buf, len, &ev);
+        ep->tls_write_blocked = n == -EAGAIN;
+        if (n == -EAGAIN)
+                ep->tls_write_wait = ev;
+        return n;
+}
+
+void endpoint_tls_close_notify(struct endpoint *ep)
+{
+        uint32_t ev = 0;
+        /* Best effort: the socket's FIN follows whether it went or not. */
+        if (ep->ssl && !ep->tls_write_blocked && tls_shutdown(ep->ssl, &ev) < 0)
+                umw_debug("gateway: close_notify not sent");
+}
+
+static void tls_ready(struct endpoint *ep, struct ssl_st *ssl)
+{
+        ep->ssl = ssl;
+        ep->tls_read_wait = EPOLLIN;
+        ep->tls_write_wait = EPOLLOUT;
+        ep->tls_write_blocked = false;
+}
+
+int conn_tls_accept(struct conn *c)
+{
+        if (flow_pending(&c->down))
+                return 0; /* the 200 goes out in the clear first */
+        struct umw_error *err = NULL;
+        SSL *ssl = NULL;
+        const char *hello = c->up.buf + c->up.start;
+        if (tls_term_accept(c->gw->tls.term, c->client.fd, &c->req.host, hello,
+                            c->up.end - c->up.start, &ssl, &err) < 0) {
+                conn_close_because(c, NULL, err->msg);
+                umw_error_free(err);
+                return 0;
+        }
+        tls_ready(&c->client, ssl);
+        flow_discard(&c->up); /* the TLS layer holds those bytes now */
+        conn_set_state(c, CONN_TLS_ACCEPT);
+        return 1;
+}
+
+/* One step of ep's handshake: 1 done (reading waits for input again), 0
+ * waiting, or -errno with *err. */
+static int handshake(struct endpoint *ep, struct umw_error **err)
+{
+        int r = tls_handshake(ep->ssl, &ep->tls_read_wait, err);
+        if (r > 0)
+                ep->tls_read_wait = EPOLLIN;
+        return r;
+}
+
+int step_tls_accept(struct conn *c)
+{
+        struct umw_error *err = NULL;
+        int r = handshake(&c->client, &err);
+        if (r == 0)
+                return 0;
+        if (r < 0) {
+                char why[512];
+                snprintf(why, sizeof(why), "client: %s", err->msg);
+                umw_error_free(err);
+                conn_close_because(c, "deny", why);
+                return 0;
+        }
+        /* The CONNECT's own line; each request inside is one more. */
+        c->terminated = true;
+        c->tls_host = c->req.host;
+        c->tls_port = c->req.port;
+        request_end(c);
+        conn_next_request(c);
+        return 0;
+}
+
+static void upstream_refused(struct conn *c, struct umw_error *err)
+{
+        char host[EGRESS_HOST_TEXT_SIZE + 2], why[512];
+        if (egress_host_format(&c->req.host, host, sizeof(host)) < 0)
+                snprintf(host, sizeof(host), "(host)");
+        snprintf(why, sizeof(why), "upstream %s", err->msg);
+        conn_answerf(c, 502, NULL, why,
+                     "umwelt-gateway: TLS to %s:%u (%s) failed, the request was not sent: %s.\n",
+                     host, c->req.port, c->req.address, err->msg);
+        umw_error_free(err);
+}
+
+void conn_tls_connect(struct conn *c)
+{
+        struct umw_error *err = NULL;
+        SSL *ssl = NULL;
+        if (tls_upstream_connect(c->gw->tls.upstream, c->upstream.fd, &c->req.host, &ssl, &err) <
+            0) {
+                upstream_refused(c, err);
+                return;
+        }
+        tls_ready(&c->upstream, ssl);
+        c->upstream.tls_read_wait = EPOLLOUT; /* the ClientHello goes first */
+        conn_set_state(c, CONN_TLS_CONNECT);
+        conn_stream(c);
+}
+
+int step_tls_connect(struct conn *c)
+{
+        struct umw_error *err = NULL;
+        int r = handshake(&c->upstream, &err);
+        if (r <= 0) {
+                if (r < 0)
+                        upstream_refused(c, err);
+                return 0;
+        }
+        conn_set_state(c, CONN_FORWARD);
+        return 1;
+}
