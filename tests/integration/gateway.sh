@@ -205,6 +205,16 @@ log_line() {
         return 1
 }
 
+# reload_gw: SIGHUP to the main gateway, waiting for its egress-reload line.
+reload_gw() {
+        local n m=30
+        n=$(grep -c '"event":"egress-reload"' "$LOG")
+        kill -HUP "$MAIN_GW"
+        while ((m-- > 0)) && (($(grep -c '"event":"egress-reload"' "$LOG") == n)); do
+                sleep 0.1
+        done
+}
+
 # ------------------------------------------------------------- tests
 
 t_eq "the listener is in the sandbox namespace on 127.0.0.1 and ::1 only" \
@@ -334,6 +344,37 @@ t_match "... over one connection" "Re-using existing connection|Reusing existing
 t_eq "... one CONNECT for both" 1 "$(grep -c '^> CONNECT' "$T_TMP/ka.err")"
 t_match "... the refusal is the gateway's" "no egress rule allows" "$(cat "$T_TMP/second")"
 
+CACERT=$BUNDLE pcurl https://tlspath.example/new/x
+t_eq "a path not yet allowed over HTTPS: 403" "403 200" "$T_CODE" "$T_ERR"
+write_policy ', "tlspath.example/new/*"'
+in_ns "$SBX" "$PY" -c '
+import http.client, os, signal, ssl, sys, time
+bundle, gw, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def reloads():
+    return open(log).read().count("\"event\":\"egress-reload\"")
+c = http.client.HTTPSConnection("127.0.0.1", 3128, timeout=10,
+                                context=ssl.create_default_context(cafile=bundle))
+c.set_tunnel("tlspath.example", 443)
+def get(path):
+    c.request("GET", path)
+    r = c.getresponse()
+    r.read()
+    return r.status
+first = get("/allowed/a")
+sock, n = c.sock, reloads()
+os.kill(gw, signal.SIGHUP)
+for _ in range(30):
+    if reloads() > n:
+        break
+    time.sleep(0.1)
+second = get("/new/x")
+print(first, second, "same connection" if c.sock is sock else "another connection")
+' "$BUNDLE" "$MAIN_GW" "$LOG" >"$T_TMP/live.out" 2>&1
+t_eq "... allowed after SIGHUP on the next request of a tunnel opened before it" \
+        "200 200 same connection" "$(cat "$T_TMP/live.out")"
+write_policy ""
+reload_gw
+
 head -c 300000 /dev/urandom >"$T_TMP/upload-tls"
 CACERT=$BUNDLE pcurl --data-binary @"$T_TMP/upload-tls" https://inspect.example/api/upload
 t_match "a request body is streamed through both TLS ends" "body_bytes=300000" "$T_BODY" "$T_ERR"
@@ -413,20 +454,17 @@ t_match "Content-Length with Transfer-Encoding: 400" "^HTTP/1.1 400 " "$T_RESP"
 pcurl http://later.example/
 t_eq "a host not yet allowed: 403" "403 000" "$T_CODE" "$T_ERR"
 write_policy ', "later.example"'
-kill -HUP "$MAIN_GW"
-log_line '"event":"egress-reload"' >/dev/null
+reload_gw
 pcurl http://later.example/
 t_eq "allowed on the next request after SIGHUP" "200 000" "$T_CODE" "$T_ERR"
 t_match "... the reload is logged" '"event":"egress-reload","sandbox":"gwtest","result":"ok"' \
         "$(log_line egress-reload)"
 printf '[egress]\nallow = [42]\n' >"$POLICY"
-kill -HUP "$MAIN_GW"
-log_line '"result":"error"' >/dev/null
+reload_gw
 pcurl http://web.example/
 t_eq "a policy that does not read refuses everything" "403 000" "$T_CODE" "$T_ERR"
 write_policy ""
-kill -HUP "$MAIN_GW"
-sleep 0.3
+reload_gw
 pcurl http://web.example/
 t_eq "... until it reads again" "200 000" "$T_CODE" "$T_ERR"
 
