@@ -4,6 +4,7 @@
 #include "console.h"
 #include "container.h"
 #include "init.h"
+#include "netwall.h"
 #include "process.h"
 #include "seccomp.h"
 #include "selfexe.h"
@@ -189,6 +190,15 @@ static int build_process(struct execution *x, struct umw_error **err)
         return r;
 }
 
+/* The wall the container was created with holds for what joins it too. */
+static int check_netwall(const struct execution *x, struct umw_error **err)
+{
+        char where[4096];
+        snprintf(where, sizeof(where), "%s",
+                 x->o->process_path ? x->o->process_path : "exec: --cap");
+        return netwall_check_caps(x->spec, &x->proc.caps, where, err);
+}
+
 /* A container created but not started has the runtime as its init, sealed
  * only when its own processes could reach it (selfexe.h): a process joining
  * it with CAP_SYS_PTRACE beyond those must wait for the start. */
@@ -359,6 +369,8 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
                 r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0)
                 r = build_process(&x, err);
+        if (r == 0)
+                r = check_netwall(&x, err);
         if (r == 0)
                 r = refuse_ptrace_into_waiting_init(&x, err);
         if (r == 0)

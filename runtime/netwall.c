@@ -45,15 +45,21 @@ int netwall_check(const struct spec *spec, const char *file, struct umw_error **
                                 "%s: .annotations[\"%s\"]: %s needs a network namespace in "
                                 ".linux.namespaces (it would wall the host's own)",
                                 file, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
-        const struct spec_caps *c = &spec->process.caps;
+        char where[4096];
+        snprintf(where, sizeof(where), "%s: .process.capabilities", file);
+        return netwall_check_caps(spec, &spec->process.caps, where, err);
+}
+
+int netwall_check_caps(const struct spec *spec, const struct spec_caps *c, const char *where,
+                       struct umw_error **err)
+{
         uint64_t any = c->bounding | c->effective | c->inheritable | c->permitted | c->ambient;
-        if (any & (1ULL << CAP_NET_ADMIN))
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "%s: .process.capabilities: CAP_NET_ADMIN is refused with "
-                                ".annotations[\"%s\"] = \"%s\" (the workload could take its "
-                                "network wall down)",
-                                file, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
-        return 0;
+        if (!(any & (1ULL << CAP_NET_ADMIN)) || !spec_annotation(spec, NETWALL_ANNOTATION))
+                return 0;
+        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                        "%s: CAP_NET_ADMIN is refused with .annotations[\"%s\"] = \"%s\" (the "
+                        "workload could take its network wall down)",
+                        where, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
 }
 
 static int open_netns(const struct spec *spec, pid_t pid, int *fd, struct umw_error **err)

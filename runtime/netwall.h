@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 struct spec;
+struct spec_caps;
 struct umw_error;
 
 #define NETWALL_ANNOTATION "run.umwelt.net"
@@ -21,6 +22,10 @@ struct umw_error;
  * with CAP_NET_ADMIN in any set of process.capabilities (the workload could
  * take the wall down). */
 int netwall_check(const struct spec *spec, const char *file, struct umw_error **err);
+/* The CAP_NET_ADMIN part alone, for a process exec'd into a walled
+ * container; where names the input in the message. */
+int netwall_check_caps(const struct spec *spec, const struct spec_caps *caps, const char *where,
+                       struct umw_error **err);
 
 /* When the spec asks for it: installs the ruleset in the network namespace
  * of the container whose init is pid (the one the spec joins by path, or

@@ -192,6 +192,13 @@ for action in delete flush accept; do
                 "error: Operation not permitted" "$(rt exec "$wid" nft-tamper "$action" 2>&1)"
 done
 t_eq "default-drop: ... and the table is intact" "$EXPECTED" "$(ruleset_of "$wpid")"
+capture rt exec --cap CAP_NET_ADMIN "$wid" nft-tamper delete
+t_eq "default-drop: exec --cap CAP_NET_ADMIN is refused (exit 3)" 3 "$T_RC" "$T_OUT"
+t_match "... naming the wall" "exec: --cap: CAP_NET_ADMIN is refused" "$T_OUT"
+printf '{"args": ["nft-tamper", "delete"], "cwd": "/", "capabilities": {"bounding": ["CAP_NET_ADMIN"]}}' >"$T_TMP/netadmin.json"
+capture rt exec --process "$T_TMP/netadmin.json" "$wid"
+t_eq "default-drop: exec of a process file with CAP_NET_ADMIN is refused (exit 3)" 3 "$T_RC" "$T_OUT"
+t_eq "... and the table is still intact" "$EXPECTED" "$(ruleset_of "$wpid")"
 rt delete -f "$wid" >/dev/null 2>&1
 
 # ---------------------------------------------------------------- refusals
