@@ -326,6 +326,17 @@ static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_
         return r;
 }
 
+/* The sandbox's own read-only binds, then the hidden directories: last, so
+ * that no workspace or grant bound before can uncover them. */
+static void gen_extra_mounts(yajl_gen g, const struct compose_input *in)
+{
+        static const char *const ro_opts[] = {"rbind", "ro", "nosuid", "nodev", "noexec", NULL};
+        for (size_t i = 0; i < in->n_ro_binds; i++)
+                gen_mount(g, in->ro_binds[i].destination, "bind", in->ro_binds[i].source, ro_opts);
+        for (const char *const *h = in->hidden; h && *h; h++)
+                gen_mount(g, *h, "tmpfs", "tmpfs", ro_empty_dir);
+}
+
 static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         umw_jgen_key(g, "mounts");
@@ -334,19 +345,33 @@ static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_err
         gen_home(g, in);
         gen_grants(g, in, false);
         int r = gen_workspace(g, in, err);
+        gen_extra_mounts(g, in);
         yajl_gen_array_close(g);
         return r;
 }
 
 /* ------------------------------------------------------------ process */
 
+/* Whether entry's name is one the sandbox sets itself. */
+static bool env_overridden(const char *entry, const char *const *set)
+{
+        size_t len = strcspn(entry, "=");
+        for (; set && *set; set++)
+                if (strncmp(*set, entry, len) == 0 && (*set)[len] == '=')
+                        return true;
+        return false;
+}
+
 static void gen_env(yajl_gen g, const struct compose_input *in)
 {
         umw_jgen_key(g, "env");
         yajl_gen_array_open(g);
         for (const char *const *e = in->env; e && *e; e++)
-                if (strncmp(*e, "HOME=", 5) != 0 && compose_env_allowed(*e, in->env_extra))
+                if (strncmp(*e, "HOME=", 5) != 0 && compose_env_allowed(*e, in->env_extra) &&
+                    !env_overridden(*e, in->env_set))
                         umw_jgen_str(g, *e);
+        for (const char *const *e = in->env_set; e && *e; e++)
+                umw_jgen_str(g, *e);
         _cleanup_free_ char *home = NULL;
         if (asprintf(&home, "HOME=%s", in->home) >= 0)
                 umw_jgen_str(g, home);

@@ -5,11 +5,18 @@
 #define UMW_POLICY_COMPOSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct grant_list;
 struct preset;
 struct umw_error;
+
+/* A host directory bound read-only at destination (nosuid, nodev, noexec). */
+struct compose_bind {
+        const char *source;
+        const char *destination;
+};
 
 struct compose_input {
         const struct grant_list *grants; /* resolved, parents first */
@@ -25,6 +32,14 @@ struct compose_input {
         const char *const *env_extra; /* names the project passes in (NULL-terminated) */
         const char *const *args;      /* the command (NULL-terminated, non-empty) */
         bool terminal;
+        /* "NAME=VALUE" set by the sandbox itself (egress: the proxy and trust
+         * variables), replacing a caller's variable of the same name. */
+        const char *const *env_set;
+        const struct compose_bind *ro_binds; /* n_ro_binds, mounted after the workspace */
+        size_t n_ro_binds;
+        /* Host directories the sandbox must never see (the umwelt CA's key),
+         * each covered by an empty read-only tmpfs, last. */
+        const char *const *hidden;
 };
 
 /* A malloc'd config.json. */

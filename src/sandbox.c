@@ -1,4 +1,5 @@
 #include "sandbox_int.h"
+#include "netns/tls_trust.h"
 #include "policy/compose.h"
 #include "policy/config.h"
 #include "policy/grants.h"
@@ -158,7 +159,15 @@ static int bundle_dir(const char *id, char **out, struct umw_error **err)
 
 void sandbox_remove_bundle(const char *path, const char *id)
 {
-        static const char *const files[] = {"config.json", ".config.json.tmp", LAST_EXEC_FILE};
+        static const char *const files[] = {"config.json",
+                                            ".config.json.tmp",
+                                            LAST_EXEC_FILE,
+                                            EGRESS_POLICY_FILE,
+                                            "." EGRESS_POLICY_FILE ".tmp",
+                                            GATEWAY_PID_FILE,
+                                            "." GATEWAY_PID_FILE ".tmp",
+                                            GATEWAY_ERR_FILE,
+                                            CONSOLE_SOCKET_FILE};
         _cleanup_free_ char *copy = strdup(path);
         /* Only BUNDLES/ID, as bundle_dir made it: the path comes from a
          * state file. */
@@ -193,6 +202,12 @@ void sandbox_release(struct sandbox *s)
                         free(*p);
         free(s->request_paths);
         free(s->config);
+        free(s->gateway_bin);
+        for (char **e = s->env_set; e && *e; e++)
+                free(*e);
+        free(s->env_set);
+        free(s->trust_dir);
+        free(s->ca_dir);
 }
 
 void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv)
@@ -202,15 +217,23 @@ void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv)
                 umw_warn("audit log %s: %s", s->audit_file, err->msg);
 }
 
-static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
+int sandbox_policy_read(struct sandbox *s, struct umw_error **err)
 {
         char project_file[4096];
         snprintf(project_file, sizeof(project_file), "%s/.umwelt.toml", s->workspace);
         struct policy_paths paths = {.project = project_file};
-        int r = policy_load(&paths, s->who.home, &s->policy, err);
+        int r = s->who.home ? 0 : identity_get(&s->who, err);
+        if (r == 0)
+                r = policy_load(&paths, s->who.home, &s->policy, err);
+        s->policy_loaded = r == 0;
+        return r;
+}
+
+static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
+{
+        int r = sandbox_policy_read(s, err);
         if (r < 0)
                 return r;
-        s->policy_loaded = true;
         r = collect_grants(&s->policy, o, &s->requests, &s->request_paths, err);
         if (r < 0)
                 return r;
@@ -294,15 +317,25 @@ static int annotate(struct sandbox *s, bool long_lived, struct umw_error **err)
                        : umw_fail_sys(err, ENOMEM, "annotations");
         if (r < 0)
                 return r;
-        const char *kv[] = {ANNOTATION_PROJECT,
-                            s->workspace,
-                            ANNOTATION_PRESET,
-                            s->preset.name,
-                            ANNOTATION_GRANTS,
-                            grants,
-                            long_lived ? INIT_ANNOTATION : NULL,
-                            "pause",
-                            NULL};
+        char ports[INGRESS_PORTS_MAX * 6 + 1] = "";
+        for (size_t i = 0, n = 0; i < s->n_ports; i++)
+                n += (size_t)snprintf(ports + n, sizeof(ports) - n, "%s%u", i ? "," : "",
+                                      s->ports[i]);
+        const char *kv[14] = {ANNOTATION_PROJECT, s->workspace,      ANNOTATION_PRESET,
+                              s->preset.name,     ANNOTATION_GRANTS, grants};
+        size_t n = 6;
+        if (s->egress) {
+                kv[n++] = ANNOTATION_EGRESS;
+                kv[n++] = "on";
+        }
+        if (s->n_ports) {
+                kv[n++] = ANNOTATION_INGRESS;
+                kv[n++] = ports;
+        }
+        if (long_lived) {
+                kv[n++] = INIT_ANNOTATION;
+                kv[n++] = "pause";
+        }
         yajl_gen g = umw_jgen_new(true);
         if (!g) {
                 yajl_tree_free(tree);
@@ -353,6 +386,10 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         char hostname[64];
         snprintf(hostname, sizeof(hostname), "umwelt-%.*s", (int)(strrchr(s->id, '-') - s->id),
                  s->id);
+        s->terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+        struct compose_bind trust = {.source = s->trust_dir, .destination = TLS_TRUST_INSIDE};
+        struct stat st;
+        const char *hidden[] = {s->ca_dir && stat(s->ca_dir, &st) == 0 ? s->ca_dir : NULL, NULL};
         struct compose_input in = {
             .grants = &s->grants,
             .preset = &s->preset,
@@ -366,7 +403,11 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .env = (const char *const *)environ,
             .env_extra = (const char *const *)s->policy.env,
             .args = long_lived ? pause_args : (const char *const *)o->args,
-            .terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
+            .terminal = s->terminal,
+            .env_set = (const char *const *)s->env_set,
+            .ro_binds = &trust,
+            .n_ro_binds = s->trust_dir ? 1 : 0,
+            .hidden = hidden,
         };
         int r = compose_config(&in, &s->config, err);
         if (r == 0)
@@ -438,7 +479,12 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
         if (r == 0)
                 r = load_policy(s, o, err);
         if (r == 0)
-                r = compose(s, o, long_lived, err);
+                r = sandbox_net_prepare(s, o, long_lived, err);
+        s->pause_run = !long_lived && s->egress && s->who.rootless;
+        if (r == 0)
+                r = compose(s, o, long_lived || s->pause_run, err);
+        if (r == 0 && s->egress)
+                r = sandbox_egress_policy_write(s, true, err);
         if (r == 0 && geteuid() == 0 && s->who.uid == 0)
                 umw_log(UMW_LOG_WARNING,
                         "running as root: the sandbox holds no capability in any set");
@@ -490,7 +536,8 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
                 struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
                 struct create_opts co = {
                     .id = s.container_id, .bundle = s.bundle, .preserve_fds = o->preserve_fds};
-                r = container_run(&sandbox_rt, &co, exit_status, err);
+                r = s.egress ? sandbox_run_gated(&s, &sandbox_rt, o, exit_status, err)
+                             : container_run(&sandbox_rt, &co, exit_status, err);
                 char status[16];
                 snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
                 const char *kv[] = {"id", s.container_id, "status", status, NULL};

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runtime/container.h"
 
@@ -19,12 +20,14 @@ struct sandbox_opts {
         const char *preset;  /* --preset; NULL: the policy's */
         const char **grants; /* --grant PATH[:ro|:rw], n_grants of them */
         size_t n_grants;
-        const char *rootfs; /* --rootfs; NULL: the host's / read-only */
-        char **args;        /* the command, NULL-terminated */
-        int preserve_fds;   /* fds 3..3+N-1 pass to the command (doctor --deep) */
-        bool json;          /* --json */
-        bool tty;           /* exec -t */
-        const char *cwd;    /* exec --cwd; NULL: the workspace */
+        const char *rootfs;      /* --rootfs; NULL: the host's / read-only */
+        char **args;             /* the command, NULL-terminated */
+        int preserve_fds;        /* fds 3..3+N-1 pass to the command (doctor --deep) */
+        bool json;               /* --json */
+        bool tty;                /* exec -t */
+        const char *cwd;         /* exec --cwd; NULL: the workspace */
+        const uint16_t *publish; /* up --publish PORT, n_publish of them */
+        size_t n_publish;
 };
 
 /* sandbox run: build, run the command, tear down; *exit_status is the
@@ -54,6 +57,13 @@ int sandbox_list(const struct runtime_opts *rt, bool json, struct umw_error **er
  * downs long-lived sandboxes with no exec for that long. */
 int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
                struct umw_error **err);
+
+/* sandbox reload: the running sandbox's gateway takes the project's egress
+ * rules as they are now (written for it, then SIGHUP), from its next
+ * request on; waits until it has read them. Policy that no longer reads (or
+ * that the floor now forbids) closes egress and is an error. */
+int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
+                   struct umw_error **err);
 
 /* sandbox log: the project's audit log, as text (a line per event) or as
  * one JSON array of the events. */

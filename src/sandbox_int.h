@@ -4,11 +4,13 @@
 #define UMW_SANDBOX_INT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
 #include "sandbox.h"
+#include "netns/ingress.h"
 #include "policy/config.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
@@ -17,11 +19,19 @@
  * so list, status and gc find sandboxes among all containers). */
 #define ANNOTATION_PROJECT "run.umwelt.project" /* the workspace */
 #define ANNOTATION_PRESET  "run.umwelt.preset"
-#define ANNOTATION_GRANTS  "run.umwelt.grants" /* a JSON array of {"path","mode"} */
+#define ANNOTATION_GRANTS  "run.umwelt.grants"  /* a JSON array of {"path","mode"} */
+#define ANNOTATION_EGRESS  "run.umwelt.egress"  /* "on": the sandbox has a gateway */
+#define ANNOTATION_INGRESS "run.umwelt.ingress" /* the published ports: "5173,8080" */
 
 /* A file in a long-lived sandbox's bundle whose mtime is the last exec (or
  * the up), for gc --idle. */
 #define LAST_EXEC_FILE "last-exec"
+/* The egress files in a bundle (sandbox_net.c): the rules the gateway reads,
+ * its pid and start time, its own messages; the console socket of a run. */
+#define EGRESS_POLICY_FILE  "egress.toml"
+#define GATEWAY_PID_FILE    "gateway.pid"
+#define GATEWAY_ERR_FILE    "gateway.err"
+#define CONSOLE_SOCKET_FILE "console.sock"
 
 /* Who the sandbox runs as: the invoking user, or the sudo caller when root
  * came through sudo. Root otherwise stays root, with no capability. */
@@ -44,6 +54,17 @@ struct sandbox {
         struct preset preset;
         char *config;
         bool keep_bundle; /* up: the bundle lives as long as the sandbox */
+        /* Network (sandbox_net.c): egress enabled, the gateway binary, the
+         * variables the sandbox gets, the trust directory bound inside, the
+         * CA's directory hidden inside; the ports up publishes. */
+        bool egress;
+        bool terminal;  /* run: the command gets a pty */
+        bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_net.c) */
+        char *gateway_bin;
+        char **env_set;
+        char *trust_dir, *ca_dir;
+        uint16_t ports[INGRESS_PORTS_MAX];
+        size_t n_ports;
 };
 
 #define SANDBOX_INIT                                                                               \
@@ -70,6 +91,47 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
 struct runtime_opts sandbox_runtime(const struct sandbox *s, const struct runtime_opts *rt);
 /* Frees s; its bundle is removed unless keep_bundle. */
 void sandbox_release(struct sandbox *s);
+
+/* The identity and the policy layers alone (reload: no grant, no preset). */
+int sandbox_policy_read(struct sandbox *s, struct umw_error **err);
+
+/* ------------------------------------------------------------ network
+ * (src/sandbox_net.c, src/sandbox_gateway.c) */
+
+/* Before compose: the ports up publishes ([ingress] ports and --publish,
+ * long_lived only), and with egress enabled its prerequisites (the gateway
+ * binary; the CA and trust bundle, required where a rule needs TLS
+ * termination) and the variables they give the sandbox. A missing one
+ * refuses the start, naming it. */
+int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
+                        struct umw_error **err);
+/* For a created container: its gateway (egress) listening in the init's
+ * network namespace before the start, the start, then the published ports.
+ * tied: the gateway ends with this process (run). On failure the gateway
+ * is gone again; the container is the caller's to delete. */
+int sandbox_start_gated(struct sandbox *s, const struct runtime_opts *rt, bool tied,
+                        struct umw_error **err);
+/* sandbox run with egress: create, gateway, start, supervise, delete. */
+int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
+                      const struct sandbox_opts *o, int *exit_status, struct umw_error **err);
+/* Writes bundle/EGRESS_POLICY_FILE (0600, atomically): the project's rules
+ * as the floor bounds them, or with allow false none at all. */
+int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err);
+/* The project's egress log, next to its audit log (malloc'd). */
+char *sandbox_egress_log(const struct sandbox *s);
+
+/* s->gateway_bin: next to umwelt-run, else in the install's bindir. */
+int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err);
+/* Starts the gateway for the init pid; waits until it is ready or fails
+ * with the gateway's own message. *pid: its pid, recorded in the bundle. */
+int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, pid_t *pid,
+                          struct umw_error **err);
+/* The live gateway recorded in bundle (pid and start time must match), or 0. */
+pid_t sandbox_gateway_pid(const char *bundle);
+/* Sends sig to it; false when there is none. */
+bool sandbox_gateway_signal(const char *bundle, int sig);
+/* SIGTERM, SIGKILL after a grace period; reaps it when it is our child. */
+void sandbox_gateway_stop(const char *bundle);
 
 /* One audit line (a failure to write it is a warning). */
 void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv);

@@ -30,7 +30,8 @@
 struct life {
         yajl_val tree;
         const char *id, *status, *bundle, *started, *workspace, *preset, *init;
-        yajl_val grants; /* parsed ANNOTATION_GRANTS, owned */
+        const char *egress, *ports; /* ANNOTATION_EGRESS, ANNOTATION_INGRESS */
+        yajl_val grants;            /* parsed ANNOTATION_GRANTS, owned */
         long long pid;
         bool found; /* the runtime has a state for it */
 };
@@ -64,6 +65,8 @@ static void life_from_state(yajl_val st, struct life *l)
         l->workspace = str_member(ann, ANNOTATION_PROJECT);
         l->preset = str_member(ann, ANNOTATION_PRESET);
         l->init = str_member(ann, INIT_ANNOTATION);
+        l->egress = str_member(ann, ANNOTATION_EGRESS);
+        l->ports = str_member(ann, ANNOTATION_INGRESS);
         const char *grants = str_member(ann, ANNOTATION_GRANTS);
         l->grants = grants ? yajl_tree_parse(grants, NULL, 0) : NULL;
 }
@@ -137,6 +140,40 @@ static void gen_grants(yajl_gen g, const struct life *l)
         }
 }
 
+/* The gateway of a live sandbox with egress, 0 when there is none. */
+static pid_t gateway_of(const struct life *l)
+{
+        return l->egress && life_live(l) ? sandbox_gateway_pid(l->bundle) : 0;
+}
+
+/* "egress":bool, "gateway_pid":N (0: none), "published":[PORT...] */
+static void gen_net(yajl_gen g, const struct life *l)
+{
+        umw_jgen_key_bool(g, "egress", l->egress != NULL);
+        umw_jgen_key_int(g, "gateway_pid", gateway_of(l));
+        umw_jgen_key(g, "published");
+        yajl_gen_array_open(g);
+        for (const char *p = l->ports; p && *p;) {
+                char *end;
+                yajl_gen_integer(g, strtol(p, &end, 10));
+                p = *end == ',' ? end + 1 : "";
+        }
+        yajl_gen_array_close(g);
+}
+
+static void print_net(const struct life *l)
+{
+        pid_t gw = gateway_of(l);
+        if (!l->egress)
+                printf("egress:    off\n");
+        else if (gw)
+                printf("egress:    on (gateway pid %d)\n", gw);
+        else
+                printf("egress:    on, gateway not running: closed\n");
+        printf("published: %s%s\n", l->ports ? l->ports : "none",
+               l->ports ? " (127.0.0.1 and ::1)" : "");
+}
+
 static void gen_life(yajl_gen g, const struct life *l, const char *workspace)
 {
         char when[64];
@@ -152,6 +189,7 @@ static void gen_life(yajl_gen g, const struct life *l, const char *workspace)
                 umw_jgen_key_str(g, "last_exec", when);
                 umw_jgen_key_str(g, "preset", l->preset ? l->preset : "");
                 gen_grants(g, l);
+                gen_net(g, l);
         }
         yajl_gen_map_close(g);
 }
@@ -193,6 +231,7 @@ static void print_life(const struct life *l, const char *workspace)
                 printf("last exec: %s\n", when);
         printf("preset:    %s\n", l->preset ? l->preset : "");
         print_grants(l);
+        print_net(l);
 }
 
 static int report(const struct life *l, const char *workspace, bool json, struct umw_error **err)
@@ -234,6 +273,8 @@ static void wait_exit(pid_t pid, int ms)
 /* What a sandbox whose init is gone left: state directory, cgroup, bundle. */
 static int remove_dead(const struct runtime_opts *rt, const struct life *l, struct umw_error **err)
 {
+        /* Its gateway outlives the init: its listeners hold the namespace. */
+        sandbox_gateway_stop(l->bundle);
         int r = container_delete(rt, l->id, true, err);
         if (r == 0 && l->bundle)
                 sandbox_remove_bundle(l->bundle, l->id);
@@ -275,7 +316,7 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
         int r = container_create(&sandbox_rt, &co, err);
         if (r < 0 && (*err)->kind == UMW_EXIT_EXISTS)
                 s->keep_bundle = true; /* another up made it in between: its bundle */
-        if (r == 0 && (r = container_start(&sandbox_rt, s->container_id, err)) < 0) {
+        if (r == 0 && (r = sandbox_start_gated(s, &sandbox_rt, false, err)) < 0) {
                 _cleanup_error_ struct umw_error *ignored = NULL;
                 container_delete(&sandbox_rt, s->container_id, true, &ignored);
         }

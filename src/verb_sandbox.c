@@ -3,6 +3,7 @@
  * own options. */
 #include "verbs.h"
 #include "sandbox.h"
+#include "netns/ingress.h"
 #include "src/common/error.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON };
+enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON, OPT_PUBLISH };
 
 /* What a sub-verb accepts. */
 enum {
@@ -21,6 +22,7 @@ enum {
         ACCEPT_TTY = 1 << 2,     /* -t, --cwd */
         ACCEPT_IDLE = 1 << 3,    /* --idle DURATION */
         NEEDS_COMMAND = 1 << 4,  /* -- CMD [ARG...] */
+        ACCEPT_PUBLISH = 1 << 5, /* --publish PORT */
 };
 
 struct sub_verb {
@@ -33,12 +35,14 @@ static const struct sub_verb sub_verbs[] = {
     {"run", ACCEPT_PROJECT | ACCEPT_POLICY | NEEDS_COMMAND,
      "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json] -- "
      "CMD [ARG...]"},
-    {"up", ACCEPT_PROJECT | ACCEPT_POLICY,
-     "sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]"},
+    {"up", ACCEPT_PROJECT | ACCEPT_POLICY | ACCEPT_PUBLISH,
+     "sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] "
+     "[--publish PORT]... [--json]"},
     {"exec", ACCEPT_PROJECT | ACCEPT_TTY | NEEDS_COMMAND,
      "sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]"},
     {"down", ACCEPT_PROJECT, "sandbox down [-p DIR] [--json]"},
     {"status", ACCEPT_PROJECT, "sandbox status [-p DIR] [--json]"},
+    {"reload", ACCEPT_PROJECT, "sandbox reload [-p DIR] [--json]"},
     {"list", 0, "sandbox list [--json]"},
     {"gc", ACCEPT_IDLE, "sandbox gc [--idle DURATION] [--json]"},
     {"log", ACCEPT_PROJECT, "sandbox log [-p DIR] [--json]"},
@@ -47,6 +51,7 @@ static const struct sub_verb sub_verbs[] = {
 struct parsed {
         struct sandbox_opts o;
         long long idle_secs; /* -1: no --idle */
+        uint16_t publish[INGRESS_PORTS_MAX];
 };
 
 /* N followed by s, m, h or d: 90s, 30m, 2h, 1d. */
@@ -67,6 +72,20 @@ static int parse_duration(const char *v, long long *secs, struct umw_error **err
         return opts_usage_error(err, "sandbox gc",
                                 "--idle: expected a duration such as 90s, 30m, 2h or 1d, got '%s'",
                                 v);
+}
+
+static int add_publish(struct parsed *p, const char *arg, struct umw_error **err)
+{
+        uint16_t port;
+        int r = ingress_port_parse("--publish", arg, &port, err);
+        if (r < 0)
+                return r;
+        if (p->o.n_publish == INGRESS_PORTS_MAX)
+                return opts_usage_error(err, "sandbox up", "--publish: at most %d ports",
+                                        INGRESS_PORTS_MAX);
+        p->publish[p->o.n_publish++] = port;
+        p->o.publish = p->publish;
+        return 0;
 }
 
 static int add_grant(struct sandbox_opts *o, const char *grant, struct umw_error **err)
@@ -94,6 +113,8 @@ static unsigned option_needs(int c)
                 return ACCEPT_TTY;
         case OPT_IDLE:
                 return ACCEPT_IDLE;
+        case OPT_PUBLISH:
+                return ACCEPT_PUBLISH;
         default: /* OPT_JSON, and '?' refused before */
                 return 0;
         }
@@ -122,6 +143,8 @@ static int apply_option(int c, const char *arg, struct parsed *p, struct umw_err
                 return 0;
         case OPT_IDLE:
                 return parse_duration(arg, &p->idle_secs, err);
+        case OPT_PUBLISH:
+                return add_publish(p, arg, err);
         default: /* OPT_JSON */
                 o->json = true;
                 return 0;
@@ -140,24 +163,31 @@ static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed 
             {"cwd", required_argument, NULL, OPT_CWD},
             {"idle", required_argument, NULL, OPT_IDLE},
             {"json", no_argument, NULL, OPT_JSON},
+            {"publish", required_argument, NULL, OPT_PUBLISH},
             {0},
         };
         char verb[32];
         snprintf(verb, sizeof(verb), "sandbox %s", v->name);
         optind = 1;
         opterr = 0;
-        int c, r = 0;
+        int c, r = 0, idx = -1;
         /* '+': everything after the options is the command, its options included. */
-        while (r == 0 && (c = getopt_long(argc, argv, "+:p:t", longopts, NULL)) != -1) {
+        while (r == 0 && (c = getopt_long(argc, argv, "+:p:t", longopts, &idx)) != -1) {
                 unsigned needs = option_needs(c);
                 if (c == ':')
                         r = opts_usage_error(err, verb, "'%s' expects a value; usage: %s",
                                              argv[optind - 1], v->usage);
-                else if (c == '?' || (needs && !(v->accepts & needs)))
+                else if (c == '?')
                         r = opts_usage_error(err, verb, "unknown option '%s'; usage: %s",
                                              argv[optind - 1], v->usage);
+                else if (needs && !(v->accepts & needs))
+                        /* By its name: argv[optind - 1] may be its value. */
+                        r = opts_usage_error(
+                            err, verb, "unknown option '%s%s'; usage: %s", idx >= 0 ? "--" : "-",
+                            idx >= 0 ? longopts[idx].name : (char[]){(char)c, 0}, v->usage);
                 else
                         r = apply_option(c, optarg, p, err);
+                idx = -1;
         }
         if (r < 0)
                 return r;
@@ -185,6 +215,8 @@ static int dispatch(struct global_opts *g, const struct sub_verb *v, struct pars
                 r = sandbox_down(&g->rt, o, err);
         else if (strcmp(v->name, "status") == 0)
                 r = sandbox_status(&g->rt, o, err);
+        else if (strcmp(v->name, "reload") == 0)
+                r = sandbox_reload(&g->rt, o, err);
         else if (strcmp(v->name, "list") == 0)
                 r = sandbox_list(&g->rt, o->json, err);
         else if (strcmp(v->name, "gc") == 0)
@@ -202,7 +234,8 @@ VERB(sandbox)
                         v = &sub_verbs[i];
         if (!v)
                 return opts_usage_error(err, "sandbox",
-                                        "expected run, up, exec, down, status, list, gc or log "
+                                        "expected run, up, exec, down, status, reload, list, gc "
+                                        "or log "
                                         "(see umwelt-run sandbox --help)");
         struct parsed p = {.idle_secs = -1};
         int r = parse(v, argc - 1, argv + 1, &p, err);

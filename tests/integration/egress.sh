@@ -1,0 +1,505 @@
+#!/bin/bash
+# Egress and ingress of the sandbox face, proven from inside real sandboxes
+# (`umwelt-run sandbox run/up/exec`) as root and as the unprivileged user.
+#
+# The scene: a "host" network namespace ($HOST) in which every umwelt-run of
+# this test runs (`ip netns exec`), so the gateway it starts dials from
+# there, joined by a veth pair to an "internet" namespace with HTTP and HTTPS
+# servers (a certificate from a CA made here) at 11.0.0.10 and 11.0.0.11,
+# addresses that exist only in it: no packet can leave the machine whatever
+# a route says. /etc/netns/$HOST/* is bound over /etc in a mount namespace
+# of its own (as `ip netns exec` does): the names come from hosts there, the resolver points
+# nowhere, and the host's trust store (ssl/) holds the test CA, so the
+# sandbox's trust bundle (host roots + umwelt CA) vouches for the servers.
+T_NAME=egress
+. "$(dirname "$0")/lib.sh"
+t_require_root
+GW=$UMW_BUILDDIR/umwelt-gateway
+INET_PY=$UMW_SRCDIR/tests/integration/helpers/gateway-inet.py
+[[ -x $GW ]] || t_bail "$GW missing (build it)"
+for tool in curl openssl ip ss nft nsenter runuser; do
+        command -v $tool >/dev/null || t_skip_all "$tool missing"
+done
+t_setup
+t_test_user
+SPY=/usr/bin/python3 # the host's, visible inside (pyenv shims live in /root)
+
+HOST=umwt-eg$$
+INET=$HOST-inet
+ETC=/etc/netns/$HOST
+# Root's state where the sandbox sees the host read-only (not under a tmpfs
+# it gets): the CA's directory must be hidden there all the same.
+RSTATE=/var/lib/umwt-egress-$$
+SCENE_PIDS=()
+
+# The host floor belongs to the machine: keep what is there, put it back.
+FLOOR=/etc/umwelt/floor.toml
+saved=$T_TMP/etc-umwelt
+[[ -e /etc/umwelt ]] && cp -a /etc/umwelt "$saved"
+floor() {
+        rm -rf /etc/umwelt
+        mkdir -m 755 /etc/umwelt
+        printf '%s\n' "$@" >"$FLOOR"
+        chmod 644 "$FLOOR"
+}
+
+# kill_pid PID: SIGKILL to that one process (never 0 or -1: a group).
+kill_pid() { [[ $1 =~ ^[0-9]+$ && $1 -gt 1 ]] && kill -9 "$1" 2>/dev/null; }
+
+scene_cleanup() {
+        local p
+        for p in "${SCENE_PIDS[@]}"; do
+                kill -9 "$p" 2>/dev/null
+                wait "$p" 2>/dev/null
+        done
+        for p in $(as_user "$RT" list -q 2>/dev/null); do
+                as_user "$RT" kill "$p" KILL >/dev/null 2>&1
+                as_user "$RT" delete -f "$p" >/dev/null 2>&1
+        done
+        for p in "$T_TMP"/gw.*; do
+                [[ -e $p ]] && kill_pid "$(cat "$p")"
+        done
+        ip netns del "$INET" 2>/dev/null
+        ip netns del "$HOST" 2>/dev/null
+        rm -rf "$ETC" "$RSTATE"
+        rmdir /etc/netns 2>/dev/null
+        rm -rf /etc/umwelt
+        [[ -e $saved ]] && cp -a "$saved" /etc/umwelt
+        return 0
+}
+T_EXTRA_CLEANUP=scene_cleanup
+
+# ------------------------------------------------------------- the scene
+
+ip netns add "$INET" || t_bail "ip netns add $INET"
+ip netns add "$HOST" || t_bail "ip netns add $HOST"
+ip -n "$INET" link set lo up
+ip -n "$HOST" link set lo up
+ip -n "$HOST" link add gw0 type veth peer name in0 netns "$INET" || t_bail "veth"
+ip -n "$HOST" addr add 11.0.0.1/8 dev gw0
+ip -n "$HOST" link set gw0 up
+ip -n "$HOST" route add default dev gw0
+for a in 11.0.0.10/8 11.0.0.11/8 10.0.0.5/32; do
+        ip -n "$INET" addr add "$a" dev in0
+done
+ip -n "$INET" link set in0 up
+
+# The HTTPS server's certificate is its own root: the host's trust store in
+# the scene holds it alone.
+pki=$T_TMP/pki
+mkdir -p "$pki"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$pki/srv.key" -out "$pki/srv.pem" -days 2 \
+        -subj /CN=secure.example -addext subjectAltName=DNS:secure.example \
+        >"$T_TMP/pki.log" 2>&1 || t_bail "openssl: $(cat "$T_TMP/pki.log")"
+chmod 644 "$pki/srv.pem"
+
+nsenter --net="/run/netns/$INET" -- "$PY" "$INET_PY" 11.0.0.10 11.0.0.11 "$pki/srv.pem" \
+        "$pki/srv.key" "$T_TMP/inet.ready" 2>"$T_TMP/inet.err" &
+SCENE_PIDS+=($!)
+wait_file "$T_TMP/inet.ready" 100 || t_bail "the test internet did not start: $(cat "$T_TMP/inet.err")"
+
+mkdir -p "$ETC/ssl/certs"
+cat >"$ETC/hosts" <<'HOSTS'
+127.0.0.1 localhost
+::1 localhost
+11.0.0.10 web.example other.example denied.example later.example
+11.0.0.11 secure.example
+10.0.0.5 private.example
+127.0.0.1 loop.example
+HOSTS
+echo 'nameserver 127.0.0.1' >"$ETC/resolv.conf"
+cp "$pki/srv.pem" "$ETC/ssl/certs/ca-certificates.crt"
+[[ -e /etc/ssl/openssl.cnf ]] && cp /etc/ssl/openssl.cnf "$ETC/ssl/"
+chmod -R a+rX "$ETC"
+
+floor 'egress = true' 'limits_best_effort = true'
+
+RULES='allow = ["web.example", "secure.example", "private.example", "loop.example", "denied.example"]
+deny = ["denied.example"]'
+# project DIR [EXTRA TOML]: a project whose .umwelt.toml enables egress.
+project() {
+        mkdir -p "$1"
+        printf '[egress]\nenabled = true\n%s\n%s\n' "$RULES" "${2:-}" >"$1/.umwelt.toml"
+}
+
+# host CMD...: CMD in the host namespace, with its /etc files bound over
+# /etc in a mount namespace of its own, as `ip netns exec` does, but keeping
+# /sys (ip netns exec mounts a new sysfs there, without the cgroup mounts).
+host() {
+        nsenter --net="/run/netns/$HOST" -- unshare --mount --propagation slave -- sh -c '
+                for f in "$0"/*; do mount --bind "$f" "/etc/${f##*/}" || exit 1; done
+                exec "$@"' "$ETC" "$@"
+}
+# rsbx ARGS...: umwelt-run sandbox as root there; ush: as the user.
+rsbx() {
+        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$RSTATE" "$RT" --root "$T_ROOT" sandbox "$@"
+}
+usbx() {
+        host runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+                XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$RT" sandbox "$@"
+}
+mkdir -p "$T_TMP/rhome"
+
+# ------------------------------------------------------------- sandbox run
+
+# What a workload tries, one result per line: an HTTP and an HTTPS request
+# through the proxy the environment names (curl's own reading of it), a
+# denied and an unmatched host, names that resolve to private and loopback
+# addresses, a direct connection with the proxy variables unset, UDP, ICMP
+# and a raw socket, and every address form of the list sent as it is.
+INSIDE='
+c() { rm -f /tmp/body; curl -sS --max-time 10 -o /tmp/body -w "%{http_code} %{http_connect}" "$@" 2>/tmp/err; echo " $(head -c 300 /tmp/body | tr "\n" " ")"; }
+echo "http: $(c http://web.example/inside)"
+echo "https: $(c https://secure.example/inside-tls)"
+echo "denied: $(c http://denied.example/)"
+echo "unmatched: $(c http://other.example/)"
+echo "unmatched-tls: $(c https://other.example/)"
+echo "private: $(c http://private.example/)"
+echo "loopback: $(c http://loop.example/)"
+echo "direct: $(env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy curl -sS --max-time 3 http://11.0.0.10/ 2>&1 | head -c 200)"
+echo "direct-noproxy: $(curl -sS --max-time 3 --noproxy "*" https://secure.example/ 2>&1 | head -c 200)"
+echo "proxy-env: $HTTP_PROXY $HTTPS_PROXY $ALL_PROXY $NO_PROXY $http_proxy $https_proxy $all_proxy $no_proxy"
+echo "trust: $SSL_CERT_FILE $CURL_CA_BUNDLE $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE $GIT_SSL_CAINFO"
+echo "trust-files: $(ls /run/umwelt/tls | tr "\n" " ")"
+echo "ca-dir: $(ls -A "$1" 2>&1 | tr "\n" " ")"
+echo "ifaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " ")"
+'"$SPY"' - <<"PY"
+import socket
+def tryit(name, f):
+    try:
+        f()
+        print(name + ": sent")
+    except OSError as e:
+        print(name + ": " + (e.strerror or str(e)))
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"x", ("11.0.0.10", 53))
+def icmp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+    s.sendto(b"\x08\x00\xf7\xff\x00\x00\x00\x00", ("11.0.0.10", 0))
+def raw():
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+tryit("udp", udp)
+tryit("icmp", icmp)
+tryit("raw", raw)
+forms = ["2130706433", "0x7f000001", "0x7f.1", "017700000001", "127.1", "0", "0.0.0.0",
+         "[::]", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]",
+         "[2002:7f00:1::]", "169.254.169.254", "2852039166", "[fd00:ec2::254]",
+         "100.64.0.1", "100.100.100.200"]
+for form in forms:
+    for req in ("GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (form, form),
+                "CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (form, form)):
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+        s.sendall(req.encode())
+        line = s.recv(200).decode("latin-1").split("\r\n")[0]
+        print("form %s %s: %s" % (form, req.split()[0], line))
+        s.close()
+PY
+'
+
+# got KEY: the line "KEY: ..." of the last inside run, without the key.
+got() { sed -n "s/^$1: //p" <<<"$T_OUT" | head -1; }
+
+# check_inside WHO: the results of INSIDE (in T_OUT) and the egress log LOG.
+check_inside() {
+        local who=$1 f
+        t_match "$who: an allowed host over HTTP" "^200 000 .*path=/inside" "$(got http)" "$T_ERR"
+        t_match "$who: an allowed host over HTTPS, trusted through SSL_CERT_FILE/CURL_CA_BUNDLE" \
+                "^200 200 .*path=/inside-tls" "$(got https)" "$T_ERR"
+        t_match "$who: a denied host: 403 naming the rule" \
+                '^403 000 .*denied by the egress rule "denied.example"' "$(got denied)"
+        t_match "$who: an unmatched host: 403 naming the rule to ask for" \
+                '^403 000 .*allow = \["other.example"\]' "$(got unmatched)"
+        t_match "$who: ... over CONNECT too" "^000 403 " "$(got unmatched-tls)"
+        t_match "$who: a name resolving to a private address: 403" "^403 000 .*10.0.0.5" "$(got private)"
+        t_match "$who: a name resolving to loopback: 403" "^403 000 .*127.0.0.1" "$(got loopback)"
+        t_match "$who: a direct connection with the proxy variables unset fails" \
+                "Could not connect|Failed to connect|Couldn.t connect|unreachable" "$(got direct)"
+        t_match "$who: ... and with --noproxy" \
+                "Could not resolve|Failed to connect|Couldn.t connect|unreachable" "$(got direct-noproxy)"
+        t_eq "$who: the proxy variables, both cases" \
+                "http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1 http://127.0.0.1:3128 http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1" \
+                "$(got proxy-env)"
+        t_eq "$who: the trust variables" \
+                "/run/umwelt/tls/ca-bundle.crt /run/umwelt/tls/ca-bundle.crt /run/umwelt/tls/umwelt-ca.crt /run/umwelt/tls/ca-bundle.crt /run/umwelt/tls/ca-bundle.crt" \
+                "$(got trust)"
+        t_eq "$who: the trust directory holds certificates, no key" "ca-bundle.crt umwelt-ca.crt " \
+                "$(got trust-files)"
+        t_eq "$who: the CA's directory is empty inside" "" "$(got ca-dir)"
+        t_eq "$who: no interface but lo" "lo " "$(got ifaces)"
+        t_match "$who: UDP fails" "unreachable" "$(got udp)"
+        t_nomatch "$who: ICMP fails" "sent" "$(got icmp)"
+        t_match "$who: a raw socket is refused" "not permitted" "$(got raw)"
+        for f in 2130706433 0x7f000001 0x7f.1 017700000001 127.1 0 0.0.0.0 '\[::\]' '\[::1\]' \
+                '\[::ffff:127.0.0.1\]' '\[::ffff:7f00:1\]' '\[64:ff9b::7f00:1\]' '\[2002:7f00:1::\]' \
+                169.254.169.254 2852039166 '\[fd00:ec2::254\]' 100.64.0.1 100.100.100.200; do
+                t_eq "$who: address form $f refused, plain and CONNECT" 2 \
+                        "$(grep -cE "^form $f (GET|CONNECT): HTTP/1.1 403 " <<<"$T_OUT")" \
+                        "$(grep -E "^form $f " <<<"$T_OUT")"
+        done
+        local want
+        for want in '"host":"web.example","port":80,"path":"/inside".*"decision":"allow"' \
+                '"method":"CONNECT","host":"secure.example".*"decision":"allow"' \
+                '"host":"denied.example".*"decision":"deny","rule":"denied.example"' \
+                '"host":"other.example","port":80.*"decision":"deny"' \
+                '"host":"other.example","port":443.*"decision":"deny"' \
+                '"host":"private.example".*"decision":"deny"' '"host":"loop.example".*"decision":"deny"' \
+                '"host":"169.254.169.254".*"decision":"deny"'; do
+                t_match "$who: the egress log has $want" "$want" "$(grep -E -- "$want" "$LOG")"
+        done
+        t_eq "$who: ... one line per request the gateway saw (2 allowed, 41 refused)" 43 \
+                "$(grep -c '"event":"egress"' "$LOG")"
+}
+
+proj=$T_TMP/rproj
+project "$proj"
+capture_split rsbx run -p "$proj" -- sh -c "$INSIDE" sh "$RSTATE/umwelt/ca"
+t_eq "root: sandbox run with egress exits 0" 0 "$T_RC" "$T_ERR"
+LOG=$(ls "$RSTATE"/umwelt/*/egress.jsonl)
+check_inside root
+t_eq "root: the CA's key exists outside, 0600" 600 "$(stat -c %a "$RSTATE/umwelt/ca/ca.key")"
+t_eq "root: no gateway left after run" "" "$(pgrep -f "umwelt-gateway .*--sandbox umwelt-rproj")"
+t_eq "root: no bundle left after run" "" "$(ls -A /run/umwelt/bundles 2>/dev/null | grep rproj)"
+
+
+# ------------------------------------------------------------- up, exec, reload
+
+# live_process WHO PROJECT OUT: a process in the running sandbox (sbx WHO:
+# rsbx or usbx) that asks for later.example, waits for PROJECT/go, and asks
+# again; LIVE_PID once its first answer is in OUT.
+live_process() {
+        "$1" exec -p "$2" -- sh -c '
+                c() { curl -sS --max-time 10 -o /dev/null -w "%{http_code}" "$@"; echo; }
+                echo "before: $(c http://later.example/)"
+                while [ ! -e "$0/go" ]; do sleep 0.1; done
+                echo "after: $(c http://later.example/)"' "$2" >"$3" 2>&1 </dev/null &
+        LIVE_PID=$!
+        for _ in $(seq 100); do grep -q before "$3" && break; sleep 0.1; done
+}
+
+# serve WHO PROJECT PORT TEXT: a web server in the running sandbox on
+# 127.0.0.1:PORT with PROJECT/site/marker holding TEXT; returns once the
+# host's loopback reaches it.
+serve() {
+        mkdir -p "$2/site" && echo "$4" >"$2/site/marker" && chown -R --reference="$2" "$2/site"
+        "$1" exec -p "$2" -- "$SPY" -m http.server "$3" --bind 127.0.0.1 --directory "$2/site" \
+                >"$T_TMP/server.$3" 2>&1 </dev/null &
+        SCENE_PIDS+=($!)
+        for _ in $(seq 100); do
+                host curl -s --max-time 1 -o /dev/null "http://127.0.0.1:$3/marker" && return
+                sleep 0.1
+        done
+}
+# listeners NS-CMD PORT: the listening addresses on PORT, sorted, one line.
+listeners() { "${@:1:$#-1}" ss -Hltn "sport = :${!#}" | awk '{print $4}' | sort | tr '\n' ' ' | sed 's/ $//'; }
+
+# json_of TEXT EXPR: EXPR on the JSON document TEXT (as json_get).
+rstatus() { rsbx status -p "$1" --json 2>/dev/null; }
+live() { [[ -n $1 && $1 != 0 ]] && proc_alive "$1"; }
+
+rup=$T_TMP/rup
+project "$rup"
+capture_split rsbx up -p "$rup" --publish 18080 --json
+t_eq "root: sandbox up with egress and --publish" 0 "$T_RC" "$T_ERR"
+st=$(rstatus "$rup")
+GWPID=$(json_get "$st" "j['gateway_pid']")
+INIT=$(json_get "$st" "j['pid']")
+echo "$GWPID" >"$T_TMP/gw.root"
+t_eq "root: status --json shows egress, its gateway and the published port" "true [18080]" \
+        "$(json_get "$st" "j['egress']") $(json_get "$st" "j['published']")" "$st"
+t_match "... a live gateway pid" "^[1-9]" "$GWPID"
+t_match "status as text too" "egress: +on \(gateway pid $GWPID\).*published: 18080 \(127.0.0.1 and ::1\)" \
+        "$(rsbx status -p "$rup" 2>&1 | tr '\n' ' ')"
+t_eq "root: the gateway listens in the sandbox's network namespace, loopback only" \
+        "127.0.0.1:3128 [::1]:3128" "$(listeners nsenter --net="/proc/$INIT/ns/net" 3128)"
+t_eq "... and not in the host's" "" "$(host ss -Hltn 'sport = :3128')"
+
+# A rule added while a process runs applies to its next request.
+live_process rsbx "$rup" "$T_TMP/live.out"
+t_eq "root: a host not yet allowed: 403" "before: 403" "$(grep before "$T_TMP/live.out")" "$(cat "$T_TMP/live.out")"
+printf '[egress]\nenabled = true\nallow = ["web.example", "secure.example", "later.example", "denied.example"]\ndeny = ["denied.example"]\n' \
+        >"$rup/.umwelt.toml"
+capture_split rsbx reload -p "$rup"
+t_eq "root: sandbox reload" "0 sandbox umwelt-rup-$(cut -d- -f3 <<<"$(json_get "$st" "j['id']")") : egress rules reloaded (4 allow, 1 deny)" \
+        "$T_RC $(sed 's/:/ :/' <<<"$T_OUT")" "$T_ERR"
+touch "$rup/go"
+wait "$LIVE_PID"
+t_eq "... the running process's next request is allowed" "after: 200" \
+        "$(grep after "$T_TMP/live.out")" "$(cat "$T_TMP/live.out")"
+RAUDIT=$(ls "$RSTATE"/umwelt/rup-*/audit.jsonl)
+t_match "... the reload is audited" '"event":"egress-rules".*"allow":"web.example, secure.example, later.example' \
+        "$(grep egress-rules "$RAUDIT" | tail -1)"
+
+# Rules that no longer read close egress.
+printf '[egress]\nenabled = true\nallow = ["web example"]\n' >"$rup/.umwelt.toml"
+capture_split rsbx reload -p "$rup"
+t_eq "root: reload of rules that do not read: exit 3" 3 "$T_RC" "$T_ERR"
+t_match "... egress closed, naming the file and rule" "egress closed.*\.umwelt\.toml.*egress\.allow\[0\]" "$T_ERR"
+capture_split rsbx exec -p "$rup" -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}" http://web.example/
+t_eq "... a host allowed before is refused now" 403 "$T_OUT" "$T_ERR"
+project "$rup"
+capture_split rsbx reload -p "$rup" --json
+t_eq "... and a good reload opens it again" "0 true" "$T_RC $(json_get "$T_OUT" "j['egress']")" "$T_ERR"
+
+# Ingress: a server inside, reachable from the host's loopback only.
+serve rsbx "$rup" 18080 inside-served
+t_eq "root: a published port: the server inside answers on the host's 127.0.0.1" inside-served \
+        "$(host curl -sS --max-time 5 http://127.0.0.1:18080/marker 2>&1)"
+t_eq "... and on [::1]" inside-served "$(host curl -sS --max-time 5 'http://[::1]:18080/marker' 2>&1)"
+t_eq "... ss shows the listeners on loopback only" "127.0.0.1:18080 [::1]:18080" \
+        "$(listeners host 18080)"
+nsenter --net="/run/netns/$INET" curl -sS --max-time 3 http://11.0.0.1:18080/marker >/dev/null 2>&1
+t_eq "... not reachable at the host's other address" 1 "$([[ $? -ne 0 ]] && echo 1)"
+t_match "... the published port is audited" '"event":"ingress".*18080' \
+        "$(grep '"event":"ingress"' "$RAUDIT" | grep 18080 | head -1)"
+
+# The workload cannot change its walls.
+RULESET=$(nsenter --net="/proc/$INIT/ns/net" nft list table inet umwelt 2>&1)
+capture_split rsbx exec -p "$rup" -- sh -c '
+        nft flush ruleset; echo "flush=$?"; nft delete table inet umwelt; echo "delete=$?"
+        ip route add default dev lo; echo "route=$?"; ip link set lo down; echo "link=$?"' 2>&1
+t_eq "root: nft flush, delete table, a route, lo down: each refused inside" \
+        "flush=1 delete=1 route=2 link=2" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+t_eq "... the ruleset read from the host is unchanged" "$RULESET" \
+        "$(nsenter --net="/proc/$INIT/ns/net" nft list table inet umwelt 2>&1)"
+t_match "... and it is the default-drop one" "chain output .*policy drop" "$(tr '\n' ' ' <<<"$RULESET")"
+
+# The gateway killed mid-transfer: no way out.
+rsbx exec -p "$rup" -- sh -c 'date +%s.%N; curl -sS --max-time 30 -o /dev/null http://web.example/slow/200; echo "rc=$?"; date +%s.%N' \
+        >"$T_TMP/slow.out" 2>&1 </dev/null &
+slow_pid=$!
+for _ in $(seq 50); do
+        [[ -n $(nsenter --net="/proc/$INIT/ns/net" ss -Htn state established 'dport = :3128') ]] && break
+        sleep 0.1
+done
+sleep 0.5
+date +%s.%N >>"$T_TMP/slow.kill"
+kill_pid "$GWPID"
+wait "$slow_pid"
+t_match "root: a transfer when the gateway is killed fails" "rc=(18|52|56)" "$(cat "$T_TMP/slow.out")" "killed at $(cat "$T_TMP/slow.kill")"
+capture_split rsbx exec -p "$rup" -- sh -c '
+        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"
+        curl -sS --max-time 3 --noproxy "*" http://11.0.0.10/ >/dev/null 2>&1; echo "direct=$?"
+        curl -sS --max-time 3 --noproxy "*" http://11.0.0.1:3128/ >/dev/null 2>&1; echo "host=$?"'
+t_eq "... the next request, a direct one and one to the host's side: all fail to connect" \
+        "proxy=7 direct=7 host=7" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+t_eq "... the ruleset still stands" "$RULESET" "$(nsenter --net="/proc/$INIT/ns/net" nft list table inet umwelt 2>&1)"
+st=$(rstatus "$rup")
+t_eq "... status says no gateway" "true 0" "$(json_get "$st" "j['egress']") $(json_get "$st" "j['gateway_pid']")" "$st"
+t_match "... and as text: closed" "gateway not running: closed" "$(rsbx status -p "$rup" 2>&1)"
+capture_split rsbx reload -p "$rup"
+t_eq "... reload says it cannot reopen it (exit 6)" 6 "$T_RC" "$T_ERR"
+
+capture_split rsbx down -p "$rup"
+t_eq "root: down" 0 "$T_RC" "$T_ERR"
+t_eq "... no forwarder listens any more" "" "$(host ss -Hltn 'sport = :18080')"
+
+# down and gc end the gateway.
+capture_split rsbx up -p "$rup"
+t_eq "root: up again" 0 "$T_RC" "$T_ERR"
+st=$(rstatus "$rup")
+GWPID=$(json_get "$st" "j['gateway_pid']")
+echo "$GWPID" >"$T_TMP/gw.root"
+capture_split rsbx down -p "$rup"
+t_eq "root: down ends the gateway" "0 gone" "$T_RC $(live "$GWPID" || echo gone)" "$T_ERR"
+capture_split rsbx up -p "$rup"
+st=$(rstatus "$rup")
+GWPID=$(json_get "$st" "j['gateway_pid']")
+echo "$GWPID" >"$T_TMP/gw.root"
+kill_pid "$(json_get "$st" "j['pid']")"
+sleep 0.3
+t_eq "root: the init killed, its gateway stays" alive "$(live "$GWPID" && echo alive)"
+capture_split rsbx gc
+t_eq "... until gc removes the dead sandbox, gateway included" "0 gone" \
+        "$T_RC $(live "$GWPID" || echo gone)" "$T_OUT $T_ERR"
+
+
+# ------------------------------------------------------------- rootless
+
+uproj=$T_TMP/uproj
+project "$uproj"
+chown -R "$U:$G" "$uproj"
+capture_split usbx run -p "$uproj" -- sh -c "$INSIDE" sh "$XDG/.local/state/umwelt/ca"
+t_eq "user: sandbox run with egress exits 0" 0 "$T_RC" "$T_ERR"
+LOG=$(ls "$XDG"/.local/state/umwelt/uproj-*/egress.jsonl)
+check_inside user
+t_eq "user: no gateway left after run" "" "$(pgrep -u "$U" -f umwelt-gateway)"
+
+capture_split usbx up -p "$uproj" --publish 18090 --json
+t_eq "user: sandbox up with egress and --publish" 0 "$T_RC" "$T_ERR"
+UGW=$(json_get "$T_OUT" "j['gateway_pid']")
+echo "$UGW" >"$T_TMP/gw.user"
+t_eq "user: the gateway runs as the user" "$U" "$(stat -c %u "/proc/$UGW" 2>&1)"
+serve usbx "$uproj" 18090 user-served
+t_eq "user: a published port answers on the host's 127.0.0.1 and [::1]" "user-served user-served" \
+        "$(host curl -sS --max-time 5 http://127.0.0.1:18090/marker 2>&1) $(host curl -sS --max-time 5 'http://[::1]:18090/marker' 2>&1)"
+t_eq "... on loopback only" "127.0.0.1:18090 [::1]:18090" "$(listeners host 18090)"
+live_process usbx "$uproj" "$T_TMP/ulive.out"
+printf '[egress]\nenabled = true\nallow = ["later.example"]\n' >"$uproj/.umwelt.toml"
+capture_split usbx reload -p "$uproj"
+t_eq "user: reload" 0 "$T_RC" "$T_ERR"
+touch "$uproj/go"
+wait "$LIVE_PID"
+t_eq "user: a rule added while a process runs applies to its next request" "before: 403 after: 200" \
+        "$(tr '\n' ' ' <<<"$(cat "$T_TMP/ulive.out")" | sed 's/ $//')"
+capture_split usbx down -p "$uproj"
+t_eq "user: down" 0 "$T_RC" "$T_ERR"
+t_eq "... the gateway, the forwarder and the container are gone" "gone  " \
+        "$(live "$UGW" || echo gone) $(host ss -Hltn 'sport = :18090') $(as_user "$RT" list -q 2>&1)"
+
+# ------------------------------------------------------------- refusals
+
+# refused NAME RC REGEX WHO ARGS...: a sandbox that must not start.
+refused() {
+        local name=$1 rc=$2 re=$3 who=$4
+        shift 4
+        capture_split "$who" "$@"
+        t_eq "$name: exit $rc" "$rc" "$T_RC" "$T_OUT" "$T_ERR"
+        t_match "... naming why" "$re" "$T_ERR"
+        t_eq "... nothing left: no container, no bundle, no gateway" "" \
+                "$(rt list -q)$(ls /run/umwelt/bundles 2>/dev/null | grep -E 'rproj|rup|bad')$(pgrep -f 'umwelt-gateway .*--sandbox umwelt-(rproj|rup|bad)')"
+}
+
+if [[ -e $(dirname "$(command -v umwelt-run 2>/dev/null || echo /usr/local/bin/x)")/umwelt-gateway ]]; then
+        t_skip "no gateway binary: refused" "an installed umwelt-gateway would be found"
+else
+        mkdir -p "$T_TMP/lonely"
+        cp "$RT" "$T_TMP/lonely/umwelt-run"
+        lonely() {
+                host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$RSTATE" "$T_TMP/lonely/umwelt-run" \
+                        --root "$T_ROOT" sandbox "$@"
+        }
+        refused "no gateway binary next to umwelt-run or in bindir" 1 \
+                "umwelt-gateway is not next to umwelt-run \($T_TMP/lonely\)" lonely run -p "$proj" -- true
+fi
+
+bad=$T_TMP/bad
+project "$bad"
+printf '[egress]\nenabled = true\nallow = ["web.example/public/*"]\n' >"$bad/.umwelt.toml"
+mkdir -p "$T_TMP/badstate/umwelt/ca"
+chmod 777 "$T_TMP/badstate/umwelt/ca"
+badca() {
+        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$T_TMP/badstate" "$RT" --root "$T_ROOT" sandbox "$@"
+}
+refused "a path rule with a CA that cannot be used" 3 "path or methods needs the umwelt CA.*0777" \
+        badca run -p "$bad" -- true
+printf '[egress]\nenabled = true\nallow = ["web.example"]\n' >"$bad/.umwelt.toml"
+capture_split badca run -p "$bad" -- curl -sS -o /dev/null -w "%{http_code}" http://web.example/
+t_eq "... host rules alone go on without it" "0 200" "$T_RC $T_OUT" "$T_ERR"
+t_match "... with a warning" "no umwelt CA in the sandbox" "$T_ERR"
+
+floor 'limits_best_effort = true'
+refused "egress where the floor forbids it" 3 "\.umwelt\.toml:2:[0-9]+: egress\.enabled: egress is not allowed" \
+        rsbx run -p "$bad" -- true
+floor 'egress = true' 'ingress = false'
+refused "--publish where the floor forbids it" 3 "--publish 18081: publishing ports is not allowed" \
+        rsbx up -p "$bad" --publish 18081
+t_match "... audited as a refusal" '"event":"refusal","port":"18081"' \
+        "$(cat "$RSTATE"/umwelt/bad-*/audit.jsonl)"
+floor 'egress = true'
+refused "--publish 0" 2 "--publish: expected a port number" rsbx up -p "$bad" --publish 0
+refused "the same port twice" 2 "--publish 18081: the port is published already" \
+        rsbx up -p "$bad" --publish 18081 --publish 18081
+refused "--publish on run" 2 "unknown option '--publish'" rsbx run -p "$bad" --publish 18081 -- true
+
+t_done
