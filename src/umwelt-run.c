@@ -43,9 +43,10 @@ static const struct verb verbs[] = {
     {"sandbox", verb_sandbox,
      "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]\n"
      "                -- CMD [ARG...]\n"
-     "       sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]\n"
+     "       sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR]\n"
+     "                [--publish PORT]... [--json]\n"
      "       sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]\n"
-     "       sandbox down|status [-p DIR] [--json]\n"
+     "       sandbox down|status|reload [-p DIR] [--json]\n"
      "       sandbox list [--json]\n"
      "       sandbox gc [--idle DURATION] [--json]\n"
      "       sandbox log [-p DIR] [--json]"},
