@@ -102,7 +102,7 @@ int sandbox_policy_read(struct sandbox *s, struct umw_error **err);
  * long_lived only), and with egress enabled its prerequisites (the gateway
  * binary; the CA and trust bundle, required where a rule needs TLS
  * termination) and the variables they give the sandbox. A missing one
- * refuses the start, naming it. */
+ * refuses the start, naming it. s->ca_dir, to hide, in every case. */
 int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
                         struct umw_error **err);
 /* For a created container: its gateway (egress) listening in the init's

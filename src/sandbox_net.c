@@ -177,6 +177,12 @@ int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool lo
         int r = long_lived ? collect_ports(s, o, err) : 0;
         if (r == 0 && s->policy.egress_enabled)
                 r = egress_prepare(s, err);
+        /* Hidden in every sandbox, egress or not: a state directory outside
+         * the home would show the key through the read-only root. No home
+         * to find it by: then there is no CA either. */
+        _cleanup_error_ struct umw_error *no_home = NULL;
+        if (r == 0 && !s->ca_dir)
+                tls_state_dir("ca", &s->ca_dir, &no_home);
         return r;
 }
 

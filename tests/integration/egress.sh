@@ -261,6 +261,16 @@ t_eq "root: the CA's key exists outside, 0600" 600 "$(stat -c %a "$RSTATE/umwelt
 t_eq "root: no gateway left after run" "" "$(pgrep -f "umwelt-gateway .*--sandbox umwelt-rproj")"
 t_eq "root: no bundle left after run" "" "$(ls -A /run/umwelt/bundles 2>/dev/null | grep rproj)"
 
+mkdir -p "$T_TMP/closed"
+capture_split rsbx run -p "$T_TMP/closed" -- sh -c '
+        echo "ca: $(ls -A "$1" 2>&1 | tr "\n" " ")"; echo "tls: $(ls /run/umwelt/tls 2>&1)"
+        echo "proxy: $HTTP_PROXY$https_proxy$SSL_CERT_FILE"
+        curl -sS --max-time 3 -x http://127.0.0.1:3128 http://web.example/ >/dev/null 2>&1; echo "rc=$?"' \
+        sh "$RSTATE/umwelt/ca"
+t_eq "root: a sandbox without egress: the CA's directory is hidden there too" "ca: " "$(sed -n 1p <<<"$T_OUT")" "$T_ERR"
+t_match "... no trust directory, no proxy variables, nothing at 3128" \
+        "tls: .*No such file or directory proxy: +rc=7" "$(sed -n 2,4p <<<"$T_OUT" | tr '\n' ' ')"
+
 
 # ------------------------------------------------------------- up, exec, reload
 
