@@ -247,11 +247,11 @@ int main(int argc, char **argv)
                   .connect_timeout_ms = GATEWAY_DEFAULT_CONNECT_TIMEOUT,
                   .ready_fd = -1},
         };
+        umw_log_set_program("umwelt-gateway");
         int r = parse_args(argc, argv, &a, &err);
         if (r == 0 && (r = umw_log_open(NULL, false, a.debug, &err)) == 0)
                 r = run(&a, &err);
         if (r < 0) {
-                umw_error_prefix(&err, "umwelt-gateway");
                 umw_log_error(err);
                 int code = err->kind == UMW_EXIT_OK ? UMW_EXIT_FAILURE : (int)err->kind;
                 umw_error_free(err);

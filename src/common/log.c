@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 static int log_fd = -1;
+static const char *log_program = "umwelt-run";
 static bool log_json;
 static bool log_debug;
 
@@ -30,6 +31,11 @@ int umw_log_open(const char *path, bool json, bool debug, struct umw_error **err
         if (log_fd < 0)
                 return umw_fail_errno(err, "open log file %s", path);
         return 0;
+}
+
+void umw_log_set_program(const char *name)
+{
+        log_program = name;
 }
 
 bool umw_log_debug_enabled(void)
@@ -80,7 +86,7 @@ static void emit(enum umw_log_level level, const char *msg)
         if (log_fd >= 0)
                 write_file_line(level, msg);
         if (level != UMW_LOG_INFO)
-                dprintf(STDERR_FILENO, "umwelt-run: %s%s\n",
+                dprintf(STDERR_FILENO, "%s: %s%s\n", log_program,
                         level == UMW_LOG_ERROR     ? ""
                         : level == UMW_LOG_WARNING ? "warning: "
                                                    : "debug: ",

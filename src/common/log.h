@@ -10,6 +10,9 @@ enum umw_log_level { UMW_LOG_ERROR, UMW_LOG_WARNING, UMW_LOG_INFO, UMW_LOG_DEBUG
 
 struct umw_error;
 
+/* The name stderr lines start with (static storage); "umwelt-run" unless
+ * another program says. */
+void umw_log_set_program(const char *name);
 /* path NULL: stderr only. json: the line format of the log file. */
 int umw_log_open(const char *path, bool json, bool debug, struct umw_error **err);
 void umw_log(enum umw_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
