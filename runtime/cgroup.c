@@ -805,16 +805,33 @@ static int open_in(const struct hierarchy *h, const char *path, int flags)
         return open(dir, flags | O_DIRECTORY | O_CLOEXEC);
 }
 
-int cgroup_enter(const char *path, pid_t pid, struct umw_error **err)
+/* A v1 hierarchy's tasks file, or the cgroup2 directory, of path; -1 where
+ * the cgroup is missing or not ours to join. */
+static int open_join(const struct hierarchy *h, const char *path)
+{
+        _cleanup_close_ int dir = open_in(h, path, h->v2 ? O_RDONLY : O_PATH);
+        int fd = dir < 0 || h->v2 ? TAKE_FD(dir) : openat(dir, "tasks", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                umw_debug("cgroup %s/%s not joined: %s", h->mountpoint, path, strerror(errno));
+        return fd;
+}
+
+int cgroup_open_joins(const char *path, int *joins, size_t *n_joins, int *unified_fd,
+                      struct umw_error **err)
 {
         struct host host;
+        *n_joins = 0;
+        *unified_fd = -1;
         int r = find_hierarchies(&host, err);
         for (size_t i = 0; r == 0 && i < host.n; i++) {
-                _cleanup_close_ int fd = open_in(&host.h[i], path, O_PATH);
-                int w = fd < 0 ? -errno : write_pid(fd, pid);
-                if (w < 0)
-                        umw_debug("cgroup %s/%s not joined: %s", host.h[i].mountpoint, path,
-                                  strerror(-w));
+                const struct hierarchy *h = &host.h[i];
+                if (h->v2 && *unified_fd >= 0)
+                        continue;
+                int fd = open_join(h, path);
+                if (fd >= 0 && h->v2)
+                        *unified_fd = fd;
+                else if (fd >= 0)
+                        joins[(*n_joins)++] = fd;
         }
         return r;
 }

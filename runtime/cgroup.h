@@ -61,8 +61,14 @@ int cgroup_plan_enter(const struct cgroup_plan *plan, pid_t pid, bool in_unified
 int cgroup_join_self(int *joins, size_t *n, struct umw_error **err);
 void cgroup_join_close(int *joins, size_t *n);
 
-/* Moves pid into the existing cgroup at path (exec), where we may. */
-int cgroup_enter(const char *path, pid_t pid, struct umw_error **err);
+/* The existing cgroup at path opened for a new process to join itself
+ * (exec), where we may: a writable fd of each v1 hierarchy's tasks file into
+ * joins[CGROUP_MAX_JOINS] (*n_joins, for cgroup_join_self) and a directory
+ * fd of the cgroup2 one for clone3's CLONE_INTO_CGROUP (*unified_fd, -1
+ * without). Neither migration takes the global lock a pid written to
+ * cgroup.procs waits on. All O_CLOEXEC. */
+int cgroup_open_joins(const char *path, int *joins, size_t *n_joins, int *unified_fd,
+                      struct umw_error **err);
 /* Changes the limits of a live container's cgroup: resources is a
  * linux.resources object; file names it in errors. */
 int cgroup_update(const char *path, yajl_val resources, const char *file, struct umw_error **err);

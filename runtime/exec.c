@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,6 +41,9 @@ struct execution {
         yajl_val proc_tree; /* owns proc's strings with --process */
         struct container_state st;
         int sync_fd, child_end, console_fd, console_peer;
+        int joins[CGROUP_MAX_JOINS]; /* v1 tasks files, for cgroup_join_self */
+        size_t n_joins;
+        int unified_fd; /* the cgroup2 directory, for CLONE_INTO_CGROUP */
         pid_t pid;
 };
 
@@ -55,6 +59,8 @@ static void execution_release(struct execution *x)
         umw_close_fdp(&x->child_end);
         umw_close_fdp(&x->console_fd);
         umw_close_fdp(&x->console_peer);
+        cgroup_join_close(x->joins, &x->n_joins);
+        umw_close_fdp(&x->unified_fd);
 }
 
 static int load_container(struct execution *x, struct umw_error **err)
@@ -258,14 +264,40 @@ static int namespaces_to_join(pid_t pid)
         return flags;
 }
 
+/* The grandchild joins the container's cgroups itself, first: "0" to each
+ * v1 tasks file moves the calling thread without the global lock a pid
+ * written from outside waits on; cgroup2 placed it at birth, or, on a kernel
+ * without CLONE_INTO_CGROUP, takes its "0" too. Only then its cgroup
+ * namespace, whose checks a process outside the namespace's root would fail. */
+static int join_cgroups(struct execution *x, bool born_in_unified, int pidfd, bool cgroupns,
+                        struct umw_error **err)
+{
+        int r = cgroup_join_self(x->joins, &x->n_joins, err);
+        if (r == 0 && x->unified_fd >= 0 && !born_in_unified) {
+                _cleanup_close_ int procs =
+                    openat(x->unified_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                r = procs < 0 ? -errno : umw_write_all(procs, "0", 1);
+                if (r < 0)
+                        r = umw_fail_sys(err, -r, "join the container's cgroup2 directory");
+        }
+        umw_close_fdp(&x->unified_fd);
+        if (r == 0 && cgroupns && setns(pidfd, CLONE_NEWCGROUP) < 0)
+                r = umw_fail_errno(err, "exec: join the cgroup namespace of container '%s'",
+                                   x->o->id);
+        close(pidfd);
+        return r;
+}
+
 /* In the grandchild, inside every namespace: become the workload. */
-__attribute__((noreturn)) static void exec_child(struct execution *x)
+__attribute__((noreturn)) static void exec_child(struct execution *x, bool born_in_unified,
+                                                 int pidfd, bool cgroupns)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         _cleanup_free_ char *exe = NULL;
         struct seccomp_filter *filter = NULL;
         int fd = x->child_end;
-        if (sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
+        if (join_cgroups(x, born_in_unified, pidfd, cgroupns, &err) == 0 &&
+            sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
             (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
             process_find_executable(&x->proc, &exe, &err) == 0 &&
             (!x->spec->seccomp || seccomp_filter_build(x->spec->seccomp, &filter, &err) == 0)) {
@@ -278,8 +310,27 @@ __attribute__((noreturn)) static void exec_child(struct execution *x)
         _exit(127);
 }
 
+/* The process that will exec, born in the container's cgroup2 directory
+ * when there is one; a kernel before 5.7 refuses CLONE_INTO_CGROUP (EINVAL,
+ * E2BIG) or clone3 (ENOSYS), and it is forked where we are. */
+static pid_t fork_into_cgroup(int unified_fd, bool *born)
+{
+        struct clone_args args = {.exit_signal = SIGCHLD};
+        if (unified_fd >= 0) {
+                args.flags = CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t)unified_fd;
+        }
+        pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        *born = pid >= 0 && unified_fd >= 0;
+        if (pid < 0 && (errno == EINVAL || errno == E2BIG || errno == ENOSYS))
+                pid = fork();
+        return pid;
+}
+
 /* In the child: join the container, then fork the process that will exec
- * (a new pid namespace only takes children) and report its pid. */
+ * (a new pid namespace only takes children) and report its pid. The cgroup
+ * namespace waits for the grandchild: CLONE_INTO_CGROUP is checked against
+ * ours. */
 __attribute__((noreturn)) static void join_and_fork(struct execution *x)
 {
         _cleanup_error_ struct umw_error *err = NULL;
@@ -291,15 +342,16 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         }
         int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
         int flags = namespaces_to_join(x->st.pid);
-        if (pidfd < 0 || (flags && setns(pidfd, flags) < 0)) {
+        int now = flags & ~CLONE_NEWCGROUP;
+        if (pidfd < 0 || (now && setns(pidfd, now) < 0)) {
                 umw_fail_errno(&err, "exec: join the namespaces of container '%s'", x->o->id);
                 sync_send_error(x->child_end, err);
                 _exit(1);
         }
-        close(pidfd);
-        pid_t pid = fork();
+        bool born = false;
+        pid_t pid = fork_into_cgroup(x->unified_fd, &born);
         if (pid == 0)
-                exec_child(x);
+                exec_child(x, born, pidfd, flags & CLONE_NEWCGROUP);
         if (pid < 0) {
                 umw_fail_errno(&err, "exec: fork");
                 sync_send_error(x->child_end, err);
@@ -324,6 +376,11 @@ static int wait_exec(struct execution *x, struct umw_error **err)
 
 static int launch(struct execution *x, int *exit_status, struct umw_error **err)
 {
+        int r = x->st.cgroup[0]
+                    ? cgroup_open_joins(x->st.cgroup, x->joins, &x->n_joins, &x->unified_fd, err)
+                    : 0;
+        if (r < 0)
+                return r;
         pid_t child = fork();
         if (child < 0)
                 return umw_fail_errno(err, "exec: fork");
@@ -331,16 +388,16 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
                 join_and_fork(x);
         umw_close_fdp(&x->child_end);
         umw_close_fdp(&x->console_fd);
+        cgroup_join_close(x->joins, &x->n_joins);
+        umw_close_fdp(&x->unified_fd);
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                 ;
         int pid = 0;
-        int r = sync_expect(x->sync_fd, SYNC_PID, "exec helper", &pid, err);
+        r = sync_expect(x->sync_fd, SYNC_PID, "exec helper", &pid, err);
         if (r < 0)
                 return r;
         x->pid = pid;
-        if (x->st.cgroup[0] && (r = cgroup_enter(x->st.cgroup, pid, err)) < 0)
-                return r;
         int master = -1;
         if ((r = sync_send(x->sync_fd, SYNC_GO, 0, err)) < 0 || (r = wait_exec(x, err)) < 0)
                 return r;
@@ -357,8 +414,13 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
 int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int *exit_status,
                    struct umw_error **err)
 {
-        struct execution x = {
-            .rt = rt, .o = o, .sync_fd = -1, .child_end = -1, .console_fd = -1, .console_peer = -1};
+        struct execution x = {.rt = rt,
+                              .o = o,
+                              .sync_fd = -1,
+                              .child_end = -1,
+                              .console_fd = -1,
+                              .console_peer = -1,
+                              .unified_fd = -1};
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);
