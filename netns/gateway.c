@@ -484,7 +484,7 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
                                 ARRAY_SIZE(l->listeners));
         if (!(gw->rules = rules_load(o, err)) || *err)
                 return -EINVAL;
-        if ((r = gateway_tls_setup(gw, o->upstream_ca, err)) < 0)
+        if ((r = gateway_tls_setup(gw, o->upstream_ca, o->trust_dir, err)) < 0)
                 return r;
         if ((gw->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
                 return umw_fail_errno(err, "epoll_create1");

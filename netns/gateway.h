@@ -28,6 +28,8 @@ struct gateway_options {
         unsigned idle_timeout_ms;   /* no byte either way for that long: closed */
         unsigned connect_timeout_ms;
         const char *upstream_ca; /* what upstream TLS trusts; NULL: the host's store */
+        const char *trust_dir;   /* make the CA if missing and write the sandbox's
+                                    trust files here; NULL: only open the CA */
         int ready_fd;            /* written "ready\n" and closed once serving; -1: none */
 };
 

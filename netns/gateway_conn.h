@@ -211,7 +211,8 @@ void conn_close_because(struct conn *c, const char *decision, const char *reason
 /* gateway_tls.c */
 /* At the start: TLS termination when the CA can be used. Without it, an
  * error only when a rule needs the method or path (the CA is named). */
-int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, struct umw_error **err);
+int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, const char *trust_dir,
+                      struct umw_error **err);
 /* After a reload: the CA is tried again when new rules need it. */
 void gateway_tls_reload(struct gateway *gw);
 void gateway_tls_free(struct gateway *gw);

@@ -1,6 +1,6 @@
 /* TLS termination in the gateway. The user's umwelt CA is opened when the
- * gateway starts, never made here (the sandbox face makes it with the
- * sandbox's trust bundle); without it a rule that needs a request's method
+ * gateway starts, and with --trust-dir made on first use along with the
+ * sandbox's trust files; without it a rule that needs a request's method
  * or path refuses the start. A CONNECT such a rule decides is answered by
  * the gateway: after its ClientHello was judged, the client's handshake is
  * taken with a leaf for the CONNECT host, and every request inside the
@@ -12,6 +12,7 @@
 #include "netns/tls_ca.h"
 #include "netns/tls_io.h"
 #include "netns/tls_leaf.h"
+#include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
@@ -24,13 +25,18 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-static int open_term(struct gateway_tls *t, struct umw_error **err)
+/* With trust_dir the CA is made on first use and the sandbox's trust files
+ * written before the gateway says ready, so the sandbox never starts
+ * without them (and umwelt-run never loads OpenSSL). */
+static int open_term(struct gateway_tls *t, const char *trust_dir, struct umw_error **err)
 {
         _cleanup_free_ char *dir = NULL;
         struct tls_ca *ca = NULL;
         int r = tls_state_dir("ca", &dir, err);
         if (r == 0)
-                r = tls_ca_open(dir, false, &ca, err);
+                r = tls_ca_open(dir, trust_dir != NULL, &ca, err);
+        if (r == 0 && trust_dir)
+                r = tls_trust_write(ca, NULL, trust_dir, err);
         if (r == 0)
                 r = tls_term_new(ca, 0, &t->term, err);
         tls_ca_free(ca);
@@ -61,13 +67,14 @@ static int open_upstream(struct gateway_tls *t, const char *ca_file, struct umw_
         return r;
 }
 
-int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, struct umw_error **err)
+int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, const char *trust_dir,
+                      struct umw_error **err)
 {
         int r = open_upstream(&gw->tls, upstream_ca, err);
         if (r < 0)
                 return r;
         struct umw_error *ca_err = NULL;
-        if (open_term(&gw->tls, &ca_err) == 0)
+        if (open_term(&gw->tls, trust_dir, &ca_err) == 0)
                 return 0;
         const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
         if (rule) {
@@ -75,16 +82,17 @@ int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, struct umw_er
                 *err = ca_err;
                 return umw_error_prefix(err, "the egress rule \"%s\" needs TLS termination", rule);
         }
-        umw_debug("gateway: no TLS termination: %s", ca_err->msg);
+        umw_warn("no TLS termination: %s", ca_err->msg);
         keep_error(&gw->tls, ca_err);
-        return 0;
+        /* Still the host's roots where the variables point. */
+        return trust_dir ? tls_trust_write(NULL, NULL, trust_dir, err) : 0;
 }
 
 void gateway_tls_reload(struct gateway *gw)
 {
         const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
         struct umw_error *err = NULL;
-        if (gw->tls.term || !rule || open_term(&gw->tls, &err) == 0)
+        if (gw->tls.term || !rule || open_term(&gw->tls, gw->o->trust_dir, &err) == 0)
                 return;
         umw_error_prefix(&err,
                          "reload: the egress rule \"%s\" needs TLS termination; its tunnels "

@@ -25,51 +25,6 @@ struct tls_ca {
         EVP_PKEY *key;
 };
 
-/* XDG: a relative path in these variables is invalid and is ignored. */
-static const char *absolute_env(const char *name)
-{
-        const char *v = getenv(name);
-        return v && v[0] == '/' ? v : NULL;
-}
-
-int tls_state_dir(const char *name, char **out, struct umw_error **err)
-{
-        const char *state = absolute_env("XDG_STATE_HOME");
-        const char *home = absolute_env("HOME");
-        int n;
-        if (state)
-                n = asprintf(out, "%s/umwelt/%s", state, name);
-        else if (home)
-                n = asprintf(out, "%s/.local/state/umwelt/%s", home, name);
-        else
-                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
-                                "umwelt %s: neither XDG_STATE_HOME nor HOME is an absolute path",
-                                name);
-        if (n < 0) {
-                *out = NULL;
-                return umw_fail_sys(err, ENOMEM, "umwelt %s directory", name);
-        }
-        return 0;
-}
-
-int tls_state_mkdir(const char *path, struct umw_error **err)
-{
-        _cleanup_free_ char *dir = strdup(path);
-        if (!dir)
-                return umw_fail_sys(err, ENOMEM, "%s", path);
-        for (char *p = dir + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                        return umw_fail_errno(err, "create directory %s", dir);
-                if (c == '\0')
-                        return 0;
-                *p = c;
-        }
-}
-
 /* Only the caller may own what holds the key, and nobody else may read it
  * (secret) or change it. */
 static int check_private(int fd, const char *path, bool secret, struct umw_error **err)

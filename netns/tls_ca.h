@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "tls_paths.h"
+
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
@@ -38,13 +40,6 @@ struct umw_error;
 #define TLS_CA_DAYS      3650
 
 struct tls_ca;
-
-/* $XDG_STATE_HOME/umwelt/NAME, else $HOME/.local/state/umwelt/NAME (both
- * must be absolute paths). NAME is "ca" for the CA, "trust" for the bundle. */
-int tls_state_dir(const char *name, char **out, struct umw_error **err);
-
-/* mkdir -p, each directory it makes 0700. */
-int tls_state_mkdir(const char *path, struct umw_error **err);
 
 /* Writes name in dfd (dir is its path, for messages) through a temporary
  * file of this process renamed into place: replacing what is there, or with

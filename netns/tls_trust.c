@@ -17,15 +17,13 @@
 
 #define ROOTS_MAX (16 << 20)
 
-const struct tls_trust_var tls_trust_vars[] = {
-    {"SSL_CERT_FILE", TLS_TRUST_BUNDLE_FILE},      {"CURL_CA_BUNDLE", TLS_TRUST_BUNDLE_FILE},
-    {"REQUESTS_CA_BUNDLE", TLS_TRUST_BUNDLE_FILE}, {"GIT_SSL_CAINFO", TLS_TRUST_BUNDLE_FILE},
-    {"NODE_EXTRA_CA_CERTS", TLS_TRUST_CA_FILE},
-};
-const size_t tls_trust_n_vars = ARRAY_SIZE(tls_trust_vars);
-
 static int ca_pem(const struct tls_ca *ca, char **out, size_t *len, struct umw_error **err)
 {
+        if (!ca) {
+                *len = 0;
+                *out = strdup("");
+                return *out ? 0 : umw_fail_sys(err, ENOMEM, "umwelt CA");
+        }
         BIO *bio = BIO_new(BIO_s_mem());
         char *p = NULL;
         long n = 0;
@@ -52,24 +50,6 @@ static int write_if_changed(int dfd, const char *dir, const char *name, const ch
                         return 0;
         }
         return tls_state_write(dfd, dir, name, buf, len, 0644, true, err);
-}
-
-static int open_trust_dir(const char *dir, int *out, struct umw_error **err)
-{
-        _cleanup_free_ char *parent = strdup(dir);
-        char *slash = parent ? strrchr(parent, '/') : NULL;
-        if (!parent)
-                return umw_fail_sys(err, ENOMEM, "%s", dir);
-        if (slash && slash != parent) {
-                *slash = '\0';
-                int r = tls_state_mkdir(parent, err);
-                if (r < 0)
-                        return r;
-        }
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return umw_fail_errno(err, "create directory %s", dir);
-        *out = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return *out < 0 ? umw_fail_errno(err, "open %s", dir) : 0;
 }
 
 static int read_roots(const char *roots, char **buf, size_t *len, struct umw_error **err)
@@ -101,37 +81,10 @@ int tls_trust_write(const struct tls_ca *ca, const char *roots, const char *dir,
                 return umw_fail_sys(err, ENOMEM, "trust bundle");
         }
         _cleanup_close_ int dfd = -1;
-        r = open_trust_dir(dir, &dfd, err);
+        r = tls_trust_dir_open(dir, &dfd, err);
         if (r == 0)
                 r = write_if_changed(dfd, dir, TLS_TRUST_CA_FILE, own, own_len, err);
         if (r == 0)
                 r = write_if_changed(dfd, dir, TLS_TRUST_BUNDLE_FILE, bundle, (size_t)n, err);
         return r < 0 ? umw_error_prefix(err, "trust bundle") : 0;
-}
-
-int tls_trust_env(const char *inside_dir, char ***out, struct umw_error **err)
-{
-        inside_dir = inside_dir ? inside_dir : TLS_TRUST_INSIDE;
-        char **env = calloc(tls_trust_n_vars + 1, sizeof(*env));
-        if (!env)
-                return umw_fail_sys(err, ENOMEM, "trust environment");
-        for (size_t i = 0; i < tls_trust_n_vars; i++) {
-                if (asprintf(&env[i], "%s=%s/%s", tls_trust_vars[i].name, inside_dir,
-                             tls_trust_vars[i].file) < 0) {
-                        env[i] = NULL;
-                        tls_trust_env_free(env);
-                        return umw_fail_sys(err, ENOMEM, "trust environment");
-                }
-        }
-        *out = env;
-        return 0;
-}
-
-void tls_trust_env_free(char **env)
-{
-        if (!env)
-                return;
-        for (char **e = env; *e; e++)
-                free(*e);
-        free(env);
 }

@@ -1,5 +1,5 @@
 #include "sandbox_int.h"
-#include "netns/tls_trust.h"
+#include "netns/tls_paths.h"
 #include "policy/compose.h"
 #include "policy/config.h"
 #include "policy/grants.h"

@@ -206,11 +206,15 @@ static int wait_ready(int ready, int out, pid_t pid, struct umw_error **err)
         if (n >= 5 && strncmp(buf, "ready", 5) == 0)
                 return 0;
         kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         char why[512];
         last_words(out, why, sizeof(why));
-        return umw_fail(err, UMW_EXIT_FAILURE, ECONNREFUSED,
+        /* A gateway that refused bad input (a CA it may not use, say) makes
+         * it the sandbox's bad input too: the same exit code. */
+        bool config = WIFEXITED(status) && WEXITSTATUS(status) == UMW_EXIT_CONFIG;
+        return umw_fail(err, config ? UMW_EXIT_CONFIG : UMW_EXIT_FAILURE, ECONNREFUSED,
                         "egress: the gateway did not start%s%s: the sandbox does not start "
                         "without it",
                         why[0]     ? ""
@@ -253,9 +257,12 @@ int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, pid_t 
         snprintf(ns_pid, sizeof(ns_pid), "%d", init);
         snprintf(ready_fd, sizeof(ready_fd), "%d", ready_w);
         snprintf(policy, sizeof(policy), "%s/%s", s->bundle, EGRESS_POLICY_FILE);
-        char *const argv[] = {s->gateway_bin,  "--netns-pid", ns_pid,   "--policy",
-                              policy,          "--log",       log,      "--sandbox",
-                              s->container_id, "--ready-fd",  ready_fd, NULL};
+        /* The trust files are the gateway's to write: it links OpenSSL. */
+        char *const argv[] = {
+            s->gateway_bin,  "--netns-pid", ns_pid,   "--policy",
+            policy,          "--log",       log,      "--sandbox",
+            s->container_id, "--ready-fd",  ready_fd, s->trust_dir ? "--trust-dir" : NULL,
+            s->trust_dir,    NULL};
         pid_t parent = getpid();
         pid_t child = fork();
         if (child < 0)

@@ -13,8 +13,7 @@
  * command is exec'd into that sandbox once the gateway is ready. */
 #include "sandbox_int.h"
 #include "netns/ingress.h"
-#include "netns/tls_ca.h"
-#include "netns/tls_trust.h"
+#include "netns/tls_paths.h"
 #include "policy/egress_rules.h"
 #include "runtime/console.h"
 #include "runtime/exec.h"
@@ -122,33 +121,36 @@ static bool rules_need_termination(const struct policy_config *pc)
         return need;
 }
 
-/* The CA (made on first use), the trust bundle written from it and the
- * host's roots, and the variables that point each TLS stack at it. */
-static int trust_write(struct sandbox *s, struct umw_error **err)
+/* The directory the gateway fills with the trust files (its --trust-dir,
+ * made before it says ready, so umwelt-run never loads OpenSSL), mounted
+ * read-only at TLS_TRUST_INSIDE, and the variables that point each TLS
+ * stack at its files. */
+static int trust_dir_prepare(struct sandbox *s, struct umw_error **err)
 {
-        struct tls_ca *ca = NULL;
         char **env = NULL;
+        _cleanup_close_ int dfd = -1;
+        /* The CA's directory made now, so the sandbox is composed with it
+         * hidden before the gateway makes the key in it. */
         int r = tls_state_dir("ca", &s->ca_dir, err);
         if (r == 0)
-                r = tls_ca_open(s->ca_dir, true, &ca, err);
+                r = tls_state_mkdir(s->ca_dir, err);
         if (r == 0)
                 r = tls_state_dir("trust", &s->trust_dir, err);
         if (r == 0)
-                r = tls_trust_write(ca, NULL, s->trust_dir, err);
+                r = tls_trust_dir_open(s->trust_dir, &dfd, err);
         if (r == 0)
                 r = tls_trust_env(NULL, &env, err);
         for (char **e = env; r == 0 && e && *e; e++)
                 r = env_add(s, *e, err);
         tls_trust_env_free(env);
-        tls_ca_free(ca);
         return r;
 }
 
-/* Without the CA a rule with a path or methods cannot be enforced over
- * HTTPS: refused. Rules that need none go on without the trust bundle. */
+/* Without a trust directory a rule with a path or methods cannot be
+ * enforced over HTTPS: refused. Rules that need none go on without it. */
 static int trust_prepare(struct sandbox *s, struct umw_error **err)
 {
-        if (trust_write(s, err) == 0)
+        if (trust_dir_prepare(s, err) == 0)
                 return 0;
         free(s->trust_dir);
         s->trust_dir = NULL;

@@ -26,7 +26,7 @@ static const char usage_text[] =
     "                      --policy FILE... --log FILE [--hosts FILE] [--sandbox ID]\n"
     "                      [--port N] [--max-connections N] [--header-timeout SECONDS]\n"
     "                      [--idle-timeout SECONDS] [--connect-timeout SECONDS]\n"
-    "                      [--upstream-ca FILE] [--ready-fd N] [--debug]\n"
+    "                      [--upstream-ca FILE] [--trust-dir DIR] [--ready-fd N] [--debug]\n"
     "See umwelt-gateway(1).\n";
 
 struct args {
@@ -102,6 +102,7 @@ enum {
         OPT_IDLE_TIMEOUT,
         OPT_CONNECT_TIMEOUT,
         OPT_UPSTREAM_CA,
+        OPT_TRUST_DIR,
         OPT_READY_FD,
         OPT_DEBUG,
         OPT_HELP,
@@ -121,6 +122,7 @@ static const struct option options[] = {
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
     {"upstream-ca", required_argument, NULL, OPT_UPSTREAM_CA},
+    {"trust-dir", required_argument, NULL, OPT_TRUST_DIR},
     {"ready-fd", required_argument, NULL, OPT_READY_FD},
     {"debug", no_argument, NULL, OPT_DEBUG},
     {"help", no_argument, NULL, OPT_HELP},
@@ -179,6 +181,9 @@ static int one_option(struct args *a, int opt, const char *arg, struct umw_error
                 return timeout_ms(arg, "--connect-timeout", &a->o.connect_timeout_ms, err);
         case OPT_UPSTREAM_CA:
                 a->o.upstream_ca = arg;
+                return 0;
+        case OPT_TRUST_DIR:
+                a->o.trust_dir = arg;
                 return 0;
         case OPT_READY_FD:
                 r = parse_number(arg, 3, INT_MAX, "--ready-fd", &v, err);

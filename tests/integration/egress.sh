@@ -491,12 +491,14 @@ chmod 777 "$T_TMP/badstate/umwelt/ca"
 badca() {
         host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$T_TMP/badstate" "$RT" --root "$T_ROOT" sandbox "$@"
 }
-refused "a path rule with a CA that cannot be used" 3 "path or methods needs the umwelt CA.*0777" \
+refused "a path rule with a CA that cannot be used" 3 "needs TLS termination: umwelt CA: .*0777" \
         badca run -p "$bad" -- true
 printf '[egress]\nenabled = true\nallow = ["web.example"]\n' >"$bad/.umwelt.toml"
 capture_split badca run -p "$bad" -- curl -sS -o /dev/null -w "%{http_code}" http://web.example/
 t_eq "... host rules alone go on without it" "0 200" "$T_RC $T_OUT" "$T_ERR"
-t_match "... with a warning" "no umwelt CA in the sandbox" "$T_ERR"
+capture_split badca run -p "$bad" -- /bin/sh -c 'grep -c "BEGIN CERTIFICATE" "$SSL_CERT_FILE"; wc -c <"$NODE_EXTRA_CA_CERTS"'
+t_eq "... the trust bundle holding the host's roots alone" \
+        "$(host grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) 0" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 
 floor 'limits_best_effort = true'
 refused "egress where the floor forbids it" 3 "\.umwelt\.toml:2:[0-9]+: egress\.enabled: egress is not allowed" \
