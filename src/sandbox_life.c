@@ -560,7 +560,9 @@ static void gc_record(struct gc *gc, const struct life *l, const char *reason, l
                 if (idle >= 0)
                         printf("downed %s (%s): no exec for %llds\n", l->id, l->workspace, idle);
                 else
-                        printf("removed %s (%s): its init was gone\n", l->id, l->workspace);
+                        printf("removed %s (%s): %s\n", l->id, l->workspace,
+                               strcmp(reason, "dead") == 0 ? "its init was gone"
+                                                           : "created, never started");
                 return;
         }
         yajl_gen_map_open(gc->g);
@@ -570,6 +572,21 @@ static void gc_record(struct gc *gc, const struct life *l, const char *reason, l
         yajl_gen_map_close(gc->g);
 }
 
+/* How long an up may take between create and start (the gateway's ready
+ * wait included) before gc takes a created sandbox for abandoned. */
+#define ABANDONED_SECS 60
+
+/* A sandbox whose up was killed between create and start: its init waits
+ * for a start that will not come. */
+static bool abandoned(const struct life *l)
+{
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/config.json", l->bundle ? l->bundle : "");
+        return strcmp(l->status, "created") == 0 && l->bundle && stat(path, &st) == 0 &&
+               time(NULL) - st.st_mtime >= ABANDONED_SECS;
+}
+
 /* One sandbox that cannot be removed does not keep gc from the others. */
 static int gc_one(const struct life *l, void *ctx, struct umw_error **unused)
 {
@@ -577,12 +594,18 @@ static int gc_one(const struct life *l, void *ctx, struct umw_error **unused)
         _cleanup_error_ struct umw_error *err = NULL;
         time_t last = last_exec(l);
         long long idle = last ? (long long)(time(NULL) - last) : -1;
-        bool dead = strcmp(l->status, "stopped") == 0;
+        bool stopped = strcmp(l->status, "stopped") == 0, never_started = abandoned(l);
         bool idle_long = gc->idle_secs >= 0 && l->init && strcmp(l->status, "running") == 0 &&
                          idle >= gc->idle_secs;
-        int r = dead ? remove_dead(gc->rt, l, &err) : idle_long ? stop(gc->rt, l, &err) : 1;
+        int r = stopped || never_started ? remove_dead(gc->rt, l, &err)
+                : idle_long              ? stop(gc->rt, l, &err)
+                                         : 1;
         if (r == 0) {
-                gc_record(gc, l, dead ? "dead" : "idle", dead ? -1 : idle);
+                gc_record(gc, l,
+                          stopped         ? "dead"
+                          : never_started ? "never started"
+                                          : "idle",
+                          idle_long ? idle : -1);
         } else if (r < 0) {
                 umw_warn("gc %s: %s", l->id, err->msg);
                 gc->failed++;

@@ -177,6 +177,27 @@ life() {
                 "$(field "$out" "' '.join([r['id'] + ' ' + r['reason'] for r in j['removed']])")" "$out"
         t_eq "$w: nothing is left of the idle one" "" "$(leftovers "$id" "$pid")"
 
+        # An up killed between create and start leaves an init waiting for a
+        # start that never comes; made here with the runtime's own create on
+        # the bundle a sandbox had, aged past gc's minute.
+        S sandbox up -p "$proj" >/dev/null 2>&1
+        local b
+        b=$(bundle_dir "$id")
+        cp "$b/config.json" "$T_TMP/abandoned.json"
+        S sandbox down -p "$proj" >/dev/null 2>&1
+        mkdir -p "$b" && cp "$T_TMP/abandoned.json" "$b/config.json"
+        [[ $WHO == root ]] || chown -R "$U:$G" "$b"
+        S create --bundle "$b" "$id" >/dev/null 2>&1 </dev/null
+        pid=$(field "$(S sandbox status -p "$proj" --json)" "j['pid']")
+        remember "$pid"
+        t_eq "$w: a sandbox created and never started is there" created \
+                "$(field "$(S sandbox status -p "$proj" --json)" "j['status']")"
+        t_eq "$w: gc leaves it while its up may still start it" "nothing to remove" "$(S sandbox gc 2>&1)"
+        touch -d '2 minutes ago' "$b/config.json"
+        capture_split S sandbox gc
+        t_match "$w: a minute on, gc removes it" "removed $id \\($proj\\): created, never started" "$T_OUT" "$T_ERR"
+        t_eq "$w: nothing is left of the abandoned one" "" "$(leftovers "$id" "$pid")"
+
         out=$(audit_log "$w-proj")
         local ev
         for ev in start exec stop; do
