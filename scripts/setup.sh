@@ -31,10 +31,13 @@ build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-
 # sandboxes on the host's /), hyperfine, bubblewrap (what sandbox run is
 # measured against) and GNU time for benchmarks, nftables
 # (netwall.sh reads a container's ruleset from the host's side; the runtime
-# itself never runs nft).
+# itself never runs nft), curl, openssl and ca-certificates (the egress
+# tests' clients, test CAs and the host trust store the sandbox's bundle
+# starts from), nodejs (proves NODE_EXTRA_CA_CERTS takes the umwelt CA).
 test_deps="libcriterion-dev libc6-dev busybox-static python3 crun runc podman conmon catatonit
         netavark aardvark-dns iptables uidmap passwd util-linux bsdutils coreutils clang
-        libclang-rt-14-dev hyperfine bubblewrap time iproute2 procps strace git nftables"
+        libclang-rt-14-dev hyperfine bubblewrap time iproute2 procps strace git nftables
+        curl openssl ca-certificates nodejs"
 
 install_missing() {
         local missing=()

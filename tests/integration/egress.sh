@@ -18,7 +18,7 @@ GW=$UMW_BUILDDIR/umwelt-gateway
 INET_PY=$UMW_SRCDIR/tests/integration/helpers/gateway-inet.py
 [[ -x $GW ]] || t_bail "$GW missing (build it)"
 for tool in curl openssl ip ss nft nsenter runuser; do
-        command -v $tool >/dev/null || t_skip_all "$tool missing"
+        command -v $tool >/dev/null || t_bail "$tool missing (scripts/setup.sh installs it)"
 done
 t_setup
 t_test_user

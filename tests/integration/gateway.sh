@@ -19,7 +19,7 @@ CA_MAKER=$UMW_BUILDDIR/tests/integration/helpers/tls-term-proxy
 [[ -x $GW ]] || t_bail "$GW missing (build it)"
 [[ -x $CA_MAKER ]] || t_bail "$CA_MAKER missing (make check builds it)"
 for tool in curl openssl ip; do
-        command -v $tool >/dev/null || t_skip_all "$tool missing"
+        command -v $tool >/dev/null || t_bail "$tool missing (scripts/setup.sh installs it)"
 done
 t_setup
 

@@ -16,7 +16,7 @@ t_setup
 HELPER=$UMW_BUILDDIR/tests/integration/helpers/ingress-start
 [[ -x $HELPER ]] || t_bail "$HELPER missing (make check builds it)"
 for tool in ss ip nsenter; do
-        command -v "$tool" >/dev/null || t_skip_all "$tool missing (iproute2, util-linux)"
+        command -v "$tool" >/dev/null || t_bail "$tool missing (scripts/setup.sh installs iproute2, util-linux)"
 done
 
 export HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state

@@ -22,7 +22,7 @@ t_setup
 PROXY=$UMW_BUILDDIR/tests/integration/helpers/tls-term-proxy
 [[ -x $PROXY ]] || t_bail "$PROXY missing (make check builds it)"
 for tool in openssl curl; do
-        command -v "$tool" >/dev/null || t_skip_all "$tool missing"
+        command -v "$tool" >/dev/null || t_bail "$tool missing (scripts/setup.sh installs it)"
 done
 ROOTS=/etc/ssl/certs/ca-certificates.crt
 [[ -r $ROOTS ]] || t_skip_all "$ROOTS missing (ca-certificates)"
