@@ -5,6 +5,7 @@
 #include "init.h"
 #include "namespaces.h"
 #include "netwall.h"
+#include "seccomp.h"
 #include "selfexe.h"
 #include "spec.h"
 #include "state.h"
@@ -47,6 +48,7 @@ struct creation {
         char *rootfs;
         char *cgroup;
         struct cgroup_plan *cgroup_plan;
+        struct seccomp_filter *filter;
         int rootfd, dirfd;
         int sync_fd, start_fd, console_fd, console_peer;
         int cgroup_fd; /* the cgroup2 directory the init is cloned into */
@@ -78,6 +80,7 @@ static void creation_release(struct creation *c)
         free(c->rootfs);
         free(c->cgroup);
         cgroup_plan_free(c->cgroup_plan);
+        seccomp_filter_free(c->filter);
         umw_close_fdp(&c->rootfd);
         umw_close_fdp(&c->dirfd);
         umw_close_fdp(&c->sync_fd);
@@ -291,6 +294,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .no_pivot = c->o->no_pivot,
                     .no_new_keyring = c->o->no_new_keyring,
                     .new_userns = flags & CLONE_NEWUSER,
+                    .filter = c->filter,
                 };
                 init_main(&a);
         }
@@ -394,6 +398,9 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 r = state_root_open(c->rt->root, true, &c->rootfd, err);
         if (r == 0)
                 r = state_check_id(c->o->id, err);
+        /* The init loads it last; a bad profile fails before anything exists. */
+        if (r == 0 && c->spec->seccomp)
+                r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err);
         if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)
                 c->dir_created = true;
         if (r == 0)

@@ -39,6 +39,7 @@ struct execution {
         struct spec *spec; /* the container's config */
         struct spec_process proc;
         yajl_val proc_tree; /* owns proc's strings with --process */
+        struct seccomp_filter *filter;
         struct container_state st;
         int sync_fd, child_end, console_fd, console_peer;
         int joins[CGROUP_MAX_JOINS]; /* v1 tasks files, for cgroup_join_self */
@@ -54,6 +55,7 @@ static void execution_release(struct execution *x)
                 yajl_tree_free(x->proc_tree);
         }
         spec_free(x->spec);
+        seccomp_filter_free(x->filter);
         state_release(&x->st);
         umw_close_fdp(&x->sync_fd);
         umw_close_fdp(&x->child_end);
@@ -294,17 +296,15 @@ __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_
 {
         _cleanup_error_ struct umw_error *err = NULL;
         _cleanup_free_ char *exe = NULL;
-        struct seccomp_filter *filter = NULL;
         int fd = x->child_end;
         if (join_cgroups(x, born_in_unified, pidfd, cgroupns, &err) == 0 &&
             sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
             (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
-            process_find_executable(&x->proc, &exe, &err) == 0 &&
-            (!x->spec->seccomp || seccomp_filter_build(x->spec->seccomp, &filter, &err) == 0)) {
+            process_find_executable(&x->proc, &exe, &err) == 0) {
                 if (x->console_fd >= 0)
                         close(x->console_fd);
                 int keep[] = {fd};
-                init_exec_process(&x->proc, filter, exe, x->o->preserve_fds, keep, 1, &err);
+                init_exec_process(&x->proc, x->filter, exe, x->o->preserve_fds, keep, 1, &err);
         }
         sync_send_error(fd, err);
         _exit(127);
@@ -435,6 +435,8 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
                 r = check_netwall(&x, err);
         if (r == 0)
                 r = refuse_ptrace_into_waiting_init(&x, err);
+        if (r == 0 && x.spec->seccomp)
+                r = seccomp_filter_build_cached(x.spec->seccomp, rt->root, &x.filter, err);
         if (r == 0)
                 r = open_channels(&x, err);
         if (r == 0 && !o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)

@@ -237,7 +237,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
 }
 
 static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd, char **exe,
-                      struct seccomp_filter **filter, struct umw_error **err)
+                      struct umw_error **err)
 {
         const struct spec *spec = a->spec;
         int pid = 0;
@@ -279,8 +279,6 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 return pauses;
         if ((r = process_chdir(&spec->process, err)) < 0 ||
             (!pauses && (r = process_find_executable(&spec->process, exe, err)) < 0))
-                return r;
-        if (spec->seccomp && (r = seccomp_filter_build(spec->seccomp, filter, err)) < 0)
                 return r;
         /* create exits once it has READY: from here the init outlives it. */
         if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
@@ -456,11 +454,11 @@ void init_main(const struct init_args *a)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         _cleanup_free_ char *exe = NULL;
-        struct seccomp_filter *filter = NULL;
+        struct seccomp_filter *filter = a->filter;
         pid_t host_pid = 0;
         int conn = -1, userns_fd = -1;
 
-        if (init_setup(a, &host_pid, &userns_fd, &exe, &filter, &err) < 0) {
+        if (init_setup(a, &host_pid, &userns_fd, &exe, &err) < 0) {
                 sync_send_error(a->sync_fd, err);
                 _exit(1);
         }

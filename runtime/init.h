@@ -23,6 +23,7 @@ struct init_args {
         bool no_pivot;
         bool no_new_keyring;
         bool new_userns;
+        struct seccomp_filter *filter; /* built by umwelt-run before the clone, or NULL */
 };
 
 __attribute__((noreturn)) void init_main(const struct init_args *a);

@@ -1,16 +1,22 @@
 #include "seccomp.h"
+#include "seccomp_cache.h"
 #include "spec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/log.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct seccomp_filter {
-        scmp_filter_ctx ctx;
+        unsigned int flags; /* SECCOMP_FILTER_FLAG_*, as libseccomp's load passes them */
+        struct sock_fprog prog;
 };
 
 #define SECCOMP_ARG_MAX 6
@@ -99,29 +105,53 @@ unknown:
                         i, name);
 }
 
-static int seccomp_set_flag(scmp_filter_ctx ctx, const char *flag, size_t i, struct umw_error **err)
+static const struct seccomp_flag {
+        const char *name;
+        enum scmp_filter_attr attr; /* what libseccomp checks the kernel for */
+        unsigned int kernel;        /* what its load passes to seccomp() then */
+} seccomp_flags[] = {
+    {"SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC, SECCOMP_FILTER_FLAG_TSYNC},
+    {"SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG, SECCOMP_FILTER_FLAG_LOG},
+    {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB, SECCOMP_FILTER_FLAG_SPEC_ALLOW},
+};
+
+static int seccomp_find_flag(const char *flag, size_t i, const struct seccomp_flag **out,
+                             struct umw_error **err)
 {
-        static const struct {
-                const char *name;
-                enum scmp_filter_attr attr;
-        } flags[] = {
-            {"SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC},
-            {"SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG},
-            {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB},
-        };
-        for (size_t k = 0; k < ARRAY_SIZE(flags); k++) {
-                if (strcmp(flags[k].name, flag) != 0)
-                        continue;
-                int r = seccomp_attr_set(ctx, flags[k].attr, 1);
-                if (r < 0)
-                        return umw_fail_sys(err, -r, "seccomp: set flag %s", flag);
-                return 0;
+        for (size_t k = 0; k < ARRAY_SIZE(seccomp_flags); k++) {
+                if (strcmp(seccomp_flags[k].name, flag) == 0) {
+                        *out = &seccomp_flags[k];
+                        return 0;
+                }
         }
         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                         ".linux.seccomp.flags[%zu]: unknown flag \"%s\", expected "
                         "SECCOMP_FILTER_FLAG_TSYNC, SECCOMP_FILTER_FLAG_LOG or "
                         "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
                         i, flag);
+}
+
+static int seccomp_set_flag(scmp_filter_ctx ctx, const char *flag, size_t i, struct umw_error **err)
+{
+        const struct seccomp_flag *f = NULL;
+        int r = seccomp_find_flag(flag, i, &f, err);
+        if (r == 0 && (r = seccomp_attr_set(ctx, f->attr, 1)) < 0)
+                return umw_fail_sys(err, -r, "seccomp: set flag %s", flag);
+        return r;
+}
+
+static int seccomp_load_flags(const struct spec_seccomp *s, unsigned int *out,
+                              struct umw_error **err)
+{
+        *out = 0;
+        for (size_t i = 0; i < s->n_flags; i++) {
+                const struct seccomp_flag *f = NULL;
+                int r = seccomp_find_flag(s->flags[i], i, &f, err);
+                if (r < 0)
+                        return r;
+                *out |= f->kernel;
+        }
+        return 0;
 }
 
 static int seccomp_rule_fail(int r, const char *syscall, size_t i, struct umw_error **err)
@@ -237,43 +267,115 @@ static int seccomp_build_ctx(const struct spec_seccomp *s, scmp_filter_ctx ctx,
         return 0;
 }
 
-int seccomp_filter_build(const struct spec_seccomp *s, struct seccomp_filter **out,
-                         struct umw_error **err)
+/* The BPF program libseccomp generates for ctx: seccomp_export_bpf runs the
+ * very generator seccomp_load does, so this is what it would have loaded. */
+static int seccomp_export(scmp_filter_ctx ctx, struct sock_filter **prog, size_t *n,
+                          struct umw_error **err)
+{
+        _cleanup_close_ int fd = memfd_create("umwelt-seccomp", MFD_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "seccomp: memfd for the compiled filter");
+        int r = seccomp_export_bpf(ctx, fd);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "seccomp: compile the filter");
+        off_t size = lseek(fd, 0, SEEK_CUR);
+        if (size < 0)
+                return umw_fail_errno(err, "seccomp: size of the compiled filter");
+        size_t count = (size_t)size / sizeof(struct sock_filter);
+        if (count == 0 || count > BPF_MAXINSNS)
+                return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
+                                ".linux.seccomp: the compiled filter has %zu instructions, the "
+                                "kernel takes 1 to %d",
+                                count, BPF_MAXINSNS);
+        _cleanup_free_ struct sock_filter *buf = malloc((size_t)size);
+        if (!buf)
+                return umw_fail_sys(err, ENOMEM, "seccomp filter");
+        if (pread(fd, buf, (size_t)size, 0) != size)
+                return umw_fail_errno(err, "seccomp: read the compiled filter");
+        *prog = TAKE_PTR(buf);
+        *n = count;
+        return 0;
+}
+
+static int seccomp_compile(const struct spec_seccomp *s, struct sock_filter **prog, size_t *n,
+                           struct umw_error **err)
 {
         uint32_t default_action;
         int r = seccomp_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
                                &default_action, err);
         if (r < 0)
                 return umw_error_prefix(err, ".linux.seccomp.defaultAction");
+        scmp_filter_ctx ctx = seccomp_init(default_action);
+        if (!ctx)
+                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL, "seccomp_init failed");
+        r = seccomp_build_ctx(s, ctx, default_action, err);
+        if (r == 0)
+                r = seccomp_export(ctx, prog, n, err);
+        seccomp_release(ctx);
+        return r;
+}
+
+/* Takes prog. */
+static int seccomp_filter_new(const struct spec_seccomp *s, struct sock_filter *prog, size_t n,
+                              struct seccomp_filter **out, struct umw_error **err)
+{
+        _cleanup_free_ struct sock_filter *owned = prog;
+        unsigned int flags;
+        int r = seccomp_load_flags(s, &flags, err);
+        if (r < 0)
+                return r;
         struct seccomp_filter *f = calloc(1, sizeof(*f));
         if (!f)
                 return umw_fail_sys(err, ENOMEM, "seccomp filter");
-        f->ctx = seccomp_init(default_action);
-        if (!f->ctx) {
-                free(f);
-                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL, "seccomp_init failed");
-        }
-        r = seccomp_build_ctx(s, f->ctx, default_action, err);
-        if (r < 0) {
-                seccomp_filter_free(f);
-                return r;
-        }
+        f->flags = flags;
+        f->prog = (struct sock_fprog){.len = (unsigned short)n, .filter = TAKE_PTR(owned)};
         *out = f;
         return 0;
 }
 
-int seccomp_filter_load(struct seccomp_filter *f, struct umw_error **err)
+int seccomp_filter_build(const struct spec_seccomp *s, struct seccomp_filter **out,
+                         struct umw_error **err)
 {
-        int r = seccomp_load(f->ctx);
-        if (r < 0)
-                return umw_fail_sys(err, -r, "load the seccomp filter");
+        struct sock_filter *prog = NULL;
+        size_t n = 0;
+        int r = seccomp_compile(s, &prog, &n, err);
+        return r < 0 ? r : seccomp_filter_new(s, prog, n, out, err);
+}
+
+int seccomp_filter_build_cached(const struct spec_seccomp *s, const char *cache_root,
+                                struct seccomp_filter **out, struct umw_error **err)
+{
+        _cleanup_close_ int dirfd = seccomp_cache_open(cache_root);
+        size_t len = 0, n = 0;
+        _cleanup_free_ char *key = dirfd >= 0 ? seccomp_cache_key(s, &len) : NULL;
+        struct sock_filter *prog = key ? seccomp_cache_get(dirfd, key, len, &n) : NULL;
+        if (!prog) {
+                int r = seccomp_compile(s, &prog, &n, err);
+                if (r < 0)
+                        return r;
+                if (key)
+                        seccomp_cache_put(dirfd, key, len, prog, n);
+        }
+        return seccomp_filter_new(s, prog, n, out, err);
+}
+
+int seccomp_filter_load(const struct seccomp_filter *f, struct umw_error **err)
+{
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f->flags, &f->prog) != 0)
+                return umw_fail_errno(err, "load the seccomp filter");
         return 0;
+}
+
+const struct sock_filter *seccomp_filter_program(const struct seccomp_filter *f, size_t *n)
+{
+        *n = f->prog.len;
+        return f->prog.filter;
 }
 
 void seccomp_filter_free(struct seccomp_filter *f)
 {
         if (!f)
                 return;
-        seccomp_release(f->ctx);
+        free(f->prog.filter);
         free(f);
 }
