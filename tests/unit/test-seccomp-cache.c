@@ -14,22 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The sandbox's default profile: the one every sandbox start compiles. */
-static struct spec *load_profile(void)
-{
-        _cleanup_free_ char *profile = seccomp_profile_json();
-        cr_assert_not_null(profile);
-        _cleanup_free_ char *config = NULL;
-        cr_assert_geq(asprintf(&config,
-                               "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"}, "
-                               "\"linux\": {\"seccomp\": %s}}",
-                               profile),
-                      0);
-        struct spec *spec = NULL;
-        _cleanup_error_ struct umw_error *err = NULL;
-        cr_assert_eq(spec_load(config, "profile.json", &spec, &err), 0, "%s", err ? err->msg : "?");
-        return spec;
-}
+#include "profile-spec.h"
 
 static char root[64];
 static char cache_file[160];
@@ -96,20 +81,27 @@ static bool same_program(const struct seccomp_filter *a, const struct seccomp_fi
         return na == nb && memcmp(pa, pb, na * sizeof(*pa)) == 0;
 }
 
-/* Changes the last instruction of the stored program, leaving the file
- * otherwise as the runtime wrote it. */
-static void tamper_program(void)
+/* Flips bits of the cache file at offset at (from its end when negative),
+ * leaving it otherwise as the runtime wrote it. */
+static void flip(off_t at, unsigned char bits)
 {
         int fd = open(cache_file, O_RDWR);
         cr_assert_geq(fd, 0);
         struct stat st;
         cr_assert_eq(fstat(fd, &st), 0);
-        struct sock_filter last;
-        off_t at = st.st_size - (off_t)sizeof(last);
-        cr_assert_eq(pread(fd, &last, sizeof(last), at), (ssize_t)sizeof(last));
-        last.k ^= 0x5a5a;
-        cr_assert_eq(pwrite(fd, &last, sizeof(last), at), (ssize_t)sizeof(last));
+        if (at < 0)
+                at += st.st_size;
+        unsigned char c;
+        cr_assert_eq(pread(fd, &c, 1, at), 1);
+        c ^= bits;
+        cr_assert_eq(pwrite(fd, &c, 1, at), 1);
         close(fd);
+}
+
+/* The k of the last instruction of the stored program. */
+static void tamper_program(void)
+{
+        flip(-4, 0x5a);
 }
 
 Test(seccomp_cache, stored_and_loaded_programs_are_libseccomps_own)
@@ -206,13 +198,7 @@ static void truncated(void)
 
 static void key_changed(void)
 {
-        int fd = open(cache_file, O_RDWR);
-        cr_assert_geq(fd, 0);
-        char c;
-        cr_assert_eq(pread(fd, &c, 1, 20), 1);
-        c ^= 1;
-        cr_assert_eq(pwrite(fd, &c, 1, 20), 1);
-        close(fd);
+        flip(20, 1);
 }
 
 static void foreign_owner(void)

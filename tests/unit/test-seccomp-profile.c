@@ -21,24 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The profile as runtime/ sees it: parsed from a minimal config.json. */
-static struct spec *load_profile(void)
-{
-        _cleanup_free_ char *profile = seccomp_profile_json();
-        cr_assert_not_null(profile, "the table cannot be rendered");
-        _cleanup_free_ char *config = NULL;
-        cr_assert_geq(asprintf(&config,
-                               "{\"ociVersion\": \"1.0.2\", \"root\": {\"path\": \"rootfs\"}, "
-                               "\"linux\": {\"seccomp\": %s}}",
-                               profile),
-                      0);
-        struct spec *spec = NULL;
-        _cleanup_error_ struct umw_error *err = NULL;
-        int r = spec_load(config, "profile.json", &spec, &err);
-        cr_assert_eq(r, 0, "spec_load: %s", err ? err->msg : "?");
-        cr_assert_not_null(spec->seccomp);
-        return spec;
-}
+#include "profile-spec.h"
 
 Test(seccomp_profile, parses_and_builds_as_an_allowlist)
 {
