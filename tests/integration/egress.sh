@@ -32,16 +32,7 @@ ETC=/etc/netns/$HOST
 RSTATE=/var/lib/umwt-egress-$$
 SCENE_PIDS=()
 
-# The host floor belongs to the machine: keep what is there, put it back.
-FLOOR=/etc/umwelt/floor.toml
-saved=$T_TMP/etc-umwelt
-[[ -e /etc/umwelt ]] && cp -a /etc/umwelt "$saved"
-floor() {
-        rm -rf /etc/umwelt
-        mkdir -m 755 /etc/umwelt
-        printf '%s\n' "$@" >"$FLOOR"
-        chmod 644 "$FLOOR"
-}
+t_keep_floor
 
 # kill_pid PID: SIGKILL to that one process (never 0 or -1: a group).
 kill_pid() { [[ $1 =~ ^[0-9]+$ && $1 -gt 1 ]] && kill -9 "$1" 2>/dev/null; }
@@ -63,8 +54,6 @@ scene_cleanup() {
         ip netns del "$HOST" 2>/dev/null
         rm -rf "$ETC" "$RSTATE"
         rmdir /etc/netns 2>/dev/null
-        rm -rf /etc/umwelt
-        [[ -e $saved ]] && cp -a "$saved" /etc/umwelt
         return 0
 }
 T_EXTRA_CLEANUP=scene_cleanup

@@ -198,6 +198,8 @@ t_cleanup() {
                         "$RT" --root "$T_ROOT" delete -f "$id" >/dev/null 2>&1
                 done
         fi
+        undelegate_cgroups
+        restore_floor
         for d in "$T_TMP" "$T_ROOT"; do
                 [[ -n $d && -d $d ]] || continue
                 umount_under "$d"
@@ -248,6 +250,47 @@ t_test_user() {
 as_user() {
         runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
                 XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$@"
+}
+
+# t_keep_floor: the host floor (/etc/umwelt) belongs to the machine, and
+# other tests use it: saved now, put back by restore_floor and at exit.
+# floor LINE...: a root-owned floor of those lines (none without lines).
+FLOOR=/etc/umwelt/floor.toml
+T_FLOOR_SAVED=
+t_keep_floor() {
+        T_FLOOR_SAVED=$T_TMP/etc-umwelt
+        [[ -e /etc/umwelt ]] && cp -a /etc/umwelt "$T_FLOOR_SAVED"
+}
+restore_floor() {
+        [[ -n $T_FLOOR_SAVED ]] || return 0
+        rm -rf /etc/umwelt
+        [[ -e $T_FLOOR_SAVED ]] && cp -a "$T_FLOOR_SAVED" /etc/umwelt
+        return 0
+}
+floor() {
+        rm -rf /etc/umwelt
+        [[ $# -eq 0 || -z $1 ]] && return 0
+        mkdir -m 755 /etc/umwelt
+        printf '%s\n' "$@" >"$FLOOR"
+        chmod 644 "$FLOOR"
+}
+
+# t_delegate_cgroups: what delegating cgroups to the test user is on a
+# cgroup v1 host: a directory umwelt-run-UID per controller the presets
+# limit, owned by the user, removed at exit. Fails where the host is not v1.
+T_DELEGATED=()
+t_delegate_cgroups() {
+        [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs && -d /sys/fs/cgroup/pids ]] || return 1
+        local c d
+        for c in memory cpu pids; do
+                d=/sys/fs/cgroup/$c/umwelt-run-$U
+                mkdir -p "$d" && chown -R "$U:$G" "$d" && T_DELEGATED+=("$d")
+        done
+}
+undelegate_cgroups() {
+        local d
+        for d in "${T_DELEGATED[@]}"; do rmdir "$d"/*/ "$d" 2>/dev/null; done
+        return 0
 }
 
 # rt ARGS...: the runtime under test, with this file's private state root.

@@ -10,25 +10,7 @@ t_require_root
 t_setup
 t_test_user
 
-# The host floor belongs to the machine: keep what is there, put it back.
-FLOOR=/etc/umwelt/floor.toml
-saved=$T_TMP/etc-umwelt
-[[ -e /etc/umwelt ]] && cp -a /etc/umwelt "$saved"
-restore_floor() {
-        rm -rf /etc/umwelt
-        [[ -e $saved ]] && cp -a "$saved" /etc/umwelt
-        return 0
-}
-# floor TEXT: a root-owned floor with TEXT, or none when TEXT is empty.
-floor() {
-        rm -rf /etc/umwelt
-        [[ -z $1 ]] && return
-        mkdir -m 755 /etc/umwelt
-        printf '%s\n' "$1" >"$FLOOR"
-        chmod 644 "$FLOOR"
-}
-DELEGATED=()
-T_EXTRA_CLEANUP='restore_floor; for d in "${DELEGATED[@]}"; do rmdir "$d"/*/ "$d" 2>/dev/null; done'
+t_keep_floor
 floor ""
 
 # Forks until the kernel refuses; prints how many children it made.
@@ -98,11 +80,7 @@ t_match "... and says the limits are best-effort" "best-effort" "$T_ERR"
 floor ""
 
 # Delegation as on a cgroup v1 host: a directory per controller the user owns.
-if [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs && -d /sys/fs/cgroup/pids ]]; then
-        for c in memory cpu pids; do
-                d=/sys/fs/cgroup/$c/umwelt-run-$U
-                mkdir -p "$d" && chown -R "$U:$G" "$d" && DELEGATED+=("$d")
-        done
+if t_delegate_cgroups; then
         usbx --preset review -- /bin/sh -c '
                 id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " "; echo
                 grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " " | tr "\n" " "; echo
