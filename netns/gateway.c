@@ -28,7 +28,7 @@ struct loop {
         struct endpoint listeners[8];
         size_t n_listeners;
         bool listeners_paused; /* out of fds: accept again at the next sweep */
-        struct endpoint signal, timer, resolver;
+        struct endpoint signal, timer, resolver, owner;
 };
 
 uint64_t gateway_now_ms(void)
@@ -224,7 +224,9 @@ static void on_accept(struct loop *l, struct endpoint *ep)
                         }
                         return; /* EAGAIN, or a connection aborted before accept */
                 }
-                if (gw->n_conns >= gw->o->max_conns)
+                if (gateway_nodelay(fd) < 0)
+                        close(fd);
+                else if (gw->n_conns >= gw->o->max_conns)
                         refuse_busy(gw, fd);
                 else
                         conn_new(gw, fd);
@@ -403,6 +405,10 @@ static void dispatch(struct loop *l, struct epoll_event *ev)
         case EP_RESOLVER:
                 on_lookups(l);
                 break;
+        case EP_OWNER:
+                umw_warn("gateway: the sandbox's process has ended: stopping");
+                l->gw->stop = true;
+                break;
         default:
                 on_conn_event(ep);
         }
@@ -501,6 +507,11 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
             (r = add_endpoint(gw, &l->resolver, EP_RESOLVER, gateway_resolver_fd(gw->resolver),
                               err)) < 0)
                 return r;
+        /* A sandbox gone without a word (killed, its runtime too) leaves
+         * no gateway behind. */
+        if (o->owner_pidfd >= 0 &&
+            (r = add_endpoint(gw, &l->owner, EP_OWNER, o->owner_pidfd, err)) < 0)
+                return r;
         for (size_t i = 0; i < o->n_listen; i++) {
                 if ((r = add_endpoint(gw, &l->listeners[i], EP_LISTENER, o->listen_fds[i], err)) <
                     0)
@@ -532,6 +543,8 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
                 close(gw->o->listen_fds[i]);
         umw_close_fdp(&l->signal.fd);
         umw_close_fdp(&l->timer.fd);
+        if (gw->o->owner_pidfd >= 0)
+                close(gw->o->owner_pidfd);
         umw_close_fdp(&gw->epfd);
         if (old_mask)
                 sigprocmask(SIG_SETMASK, old_mask, NULL);

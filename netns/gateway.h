@@ -31,6 +31,8 @@ struct gateway_options {
         const char *trust_dir;   /* make the CA if missing and write the sandbox's
                                     trust files here; NULL: only open the CA */
         int ready_fd;            /* written "ready\n" and closed once serving; -1: none */
+        int owner_pidfd;         /* a pidfd of the sandbox's process: when it ends, the
+                                    gateway stops (closed by gateway_run); -1: none */
 };
 
 #define GATEWAY_DEFAULT_MAX_CONNS       256
@@ -38,7 +40,8 @@ struct gateway_options {
 #define GATEWAY_DEFAULT_IDLE_TIMEOUT    300000
 #define GATEWAY_DEFAULT_CONNECT_TIMEOUT 30000
 
-/* Serves until SIGTERM or SIGINT (returns 0) or a failure of the loop
+/* Serves until SIGTERM or SIGINT or the end of the owner's process
+ * (returns 0) or a failure of the loop
  * itself. A policy that cannot be read at the start is an error; on SIGHUP
  * it refuses every request until it can be read again. Closes the
  * listeners. */

@@ -64,7 +64,7 @@ struct endpoint {
         bool tls_write_blocked;                 /* the same bytes must be offered again */
 };
 
-enum { EP_CLIENT, EP_UPSTREAM, EP_LISTENER, EP_SIGNAL, EP_TIMER, EP_RESOLVER };
+enum { EP_CLIENT, EP_UPSTREAM, EP_LISTENER, EP_SIGNAL, EP_TIMER, EP_RESOLVER, EP_OWNER };
 
 /* Bytes on their way from one side to the other: first extra (a head the
  * gateway wrote), then the first fwd bytes of buf. What buf holds beyond fwd
@@ -78,6 +78,13 @@ struct flow {
         bool eof;       /* the source side closed */
         bool shut;      /* the sink side got its FIN (a tunnel) */
         uint64_t bytes; /* written to the sink during this request */
+        /* A tunnel, once buf is empty: the bytes go socket -> pipe ->
+         * socket (splice), never through the gateway's memory. */
+        int pipe[2];      /* -1: not (yet) */
+        size_t piped;     /* in the pipe, not yet out */
+        size_t pipe_size; /* what the pipe holds */
+        bool pipe_full;   /* a splice in found no room: wait until one out */
+        bool no_splice;   /* no pipe could be made: buf it is */
 };
 
 enum framing_kind { FRAME_NONE, FRAME_LENGTH, FRAME_CHUNKED, FRAME_CLOSE };

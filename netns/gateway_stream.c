@@ -6,16 +6,25 @@
 #include "gateway_conn.h"
 #include "netns/tls_hello.h"
 #include "src/common/error.h"
+#include "src/common/fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+/* What a tunnel's pipe is asked to hold: a few of the largest segments
+ * loopback and veth deliver, so that one splice moves a lot, without
+ * taking a user's pipe pages from the rest of the user's processes
+ * (fs.pipe-user-pages-soft). */
+#define TUNNEL_PIPE_SIZE (256 * 1024)
 
 int flow_init(struct flow *f)
 {
-        *f = (struct flow){0};
+        *f = (struct flow){.pipe = {-1, -1}};
         f->buf = malloc(CONN_BUF_SIZE);
         return f->buf ? 0 : -ENOMEM;
 }
@@ -24,7 +33,9 @@ void flow_free(struct flow *f)
 {
         free(f->buf);
         free(f->extra);
-        *f = (struct flow){0};
+        umw_close_fdp(&f->pipe[0]);
+        umw_close_fdp(&f->pipe[1]);
+        *f = (struct flow){.pipe = {-1, -1}};
 }
 
 int flow_add_extra(struct flow *f, char *text, size_t len)
@@ -57,11 +68,13 @@ void flow_discard(struct flow *f)
 
 bool flow_pending(const struct flow *f)
 {
-        return f->extra || f->fwd > 0;
+        return f->extra || f->fwd > 0 || f->piped > 0;
 }
 
 bool flow_has_room(const struct flow *f)
 {
+        if (f->pipe[0] >= 0)
+                return !f->pipe_full && f->piped < f->pipe_size;
         return f->end - f->start < CONN_BUF_SIZE;
 }
 
@@ -237,6 +250,82 @@ static int step_hello(struct conn *c)
         return 1;
 }
 
+/* The pipe for a direction whose buffer is empty; false where none can
+ * be made (out of fds: the buffer carries on). */
+static bool splice_start(struct flow *f)
+{
+        int p[2];
+        if (f->no_splice || pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0) {
+                f->no_splice = true;
+                return false;
+        }
+        int size = fcntl(p[1], F_SETPIPE_SZ, TUNNEL_PIPE_SIZE);
+        if (size < 0) /* beyond the user's pipe pages: the default size */
+                size = fcntl(p[1], F_GETPIPE_SZ);
+        if (size <= 0) {
+                close(p[0]);
+                close(p[1]);
+                f->no_splice = true;
+                return false;
+        }
+        f->pipe[0] = p[0];
+        f->pipe[1] = p[1];
+        f->pipe_size = (size_t)size;
+        return true;
+}
+
+static int splice_in(struct flow *f, const struct endpoint *from)
+{
+        if (f->eof || !flow_has_room(f))
+                return 0;
+        ssize_t n = splice(from->fd, NULL, f->pipe[1], NULL, f->pipe_size - f->piped,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n < 0 && !would_block(errno))
+                return -errno;
+        if (n < 0) {
+                /* Either no bytes, or the pipe's slots are taken by partly
+                 * filled pages: with bytes in it, wait for their way out,
+                 * or level-triggered readiness would spin. */
+                f->pipe_full = f->piped > 0;
+                return 0;
+        }
+        if (n == 0)
+                f->eof = true;
+        f->piped += (size_t)n;
+        return 1;
+}
+
+static int splice_out(struct flow *f, const struct endpoint *to)
+{
+        if (f->piped == 0)
+                return 0;
+        ssize_t n =
+            splice(f->pipe[0], NULL, to->fd, NULL, f->piped, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n < 0)
+                return would_block(errno) ? 0 : -errno;
+        f->piped -= (size_t)n;
+        f->bytes += (uint64_t)n;
+        f->pipe_full = false;
+        return 1;
+}
+
+/* One direction of a tunnel: what is buffered first (the ClientHello and
+ * whatever came with it), then spliced. Returns 1 when bytes moved, 0, or
+ * -errno. */
+static int tunnel_move(struct flow *f, struct endpoint *from, struct endpoint *to)
+{
+        int r, moved;
+        if (f->pipe[0] >= 0 || (f->start == f->end && !f->extra && splice_start(f))) {
+                if ((moved = splice_in(f, from)) < 0)
+                        return moved;
+                return (r = splice_out(f, to)) < 0 ? r : (moved | r);
+        }
+        if ((moved = flow_read(f, from)) < 0)
+                return moved;
+        f->fwd = f->end - f->start;
+        return (r = flow_write(f, to)) < 0 ? r : (moved | r);
+}
+
 /* A side that reached its end gets a FIN once everything for it is out. */
 static void half_close(struct flow *f, int fd)
 {
@@ -250,24 +339,15 @@ static void half_close(struct flow *f, int fd)
 
 static int step_tunnel(struct conn *c)
 {
-        int cfd = c->client.fd, ufd = c->upstream.fd;
-        int moved = 0, r;
-        if ((r = flow_read(&c->up, &c->client)) < 0 ||
-            (moved |= r, r = flow_read(&c->down, &c->upstream)) < 0) {
+        int up = tunnel_move(&c->up, &c->client, &c->upstream);
+        int down = up < 0 ? 0 : tunnel_move(&c->down, &c->upstream, &c->client);
+        if (up < 0 || down < 0) {
                 conn_close_because(c, NULL, "connection reset");
                 return 0;
         }
-        moved |= r;
-        c->up.fwd = c->up.end - c->up.start;
-        c->down.fwd = c->down.end - c->down.start;
-        if ((r = flow_write(&c->up, &c->upstream)) < 0 ||
-            (moved |= r, r = flow_write(&c->down, &c->client)) < 0) {
-                conn_close_because(c, NULL, "connection reset");
-                return 0;
-        }
-        moved |= r;
-        half_close(&c->up, ufd);
-        half_close(&c->down, cfd);
+        int moved = up | down;
+        half_close(&c->up, c->upstream.fd);
+        half_close(&c->down, c->client.fd);
         if (c->up.shut && c->down.shut) {
                 conn_close(c);
                 return 0;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,12 +306,18 @@ socklen_t gateway_sockaddr(const struct gateway_addr *a, uint16_t port, struct s
         return sizeof(*s);
 }
 
+int gateway_nodelay(int fd)
+{
+        int one = 1;
+        return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 int gateway_dial(const struct gateway_addr *a, uint16_t port, int *fd)
 {
         struct sockaddr_storage ss;
         socklen_t len = gateway_sockaddr(a, port, &ss);
         _cleanup_close_ int s = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (s < 0)
+        if (s < 0 || gateway_nodelay(s) < 0)
                 return -errno;
         if (connect(s, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)
                 return -errno;

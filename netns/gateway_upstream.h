@@ -56,6 +56,10 @@ struct gateway_lookup *gateway_resolver_done(struct gateway_resolver *r);
 /* The socket address of a and port; returns its length. */
 socklen_t gateway_sockaddr(const struct gateway_addr *a, uint16_t port,
                            struct sockaddr_storage *ss);
+/* TCP_NODELAY on fd: the gateway writes a head and then a body, or a body
+ * as it comes, and a second small write must not wait for the ACK of the
+ * first (Nagle with delayed ACKs: 40 ms a request). 0 or -1 with errno. */
+int gateway_nodelay(int fd);
 /* A non-blocking, close-on-exec socket connecting to a: 0 with *fd set
  * (connected or in progress), or -errno. */
 int gateway_dial(const struct gateway_addr *a, uint16_t port, int *fd);

@@ -33,11 +33,13 @@ build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-
 # (netwall.sh reads a container's ruleset from the host's side; the runtime
 # itself never runs nft), curl, openssl and ca-certificates (the egress
 # tests' clients, test CAs and the host trust store the sandbox's bundle
-# starts from), nodejs (proves NODE_EXTRA_CA_CERTS takes the umwelt CA).
+# starts from), nodejs (proves NODE_EXTRA_CA_CERTS takes the umwelt CA),
+# squid and wrk (the gateway's benchmark: the proxy it is measured against,
+# the load generator).
 test_deps="libcriterion-dev libc6-dev busybox-static python3 crun runc podman conmon catatonit
         netavark aardvark-dns iptables uidmap passwd util-linux bsdutils coreutils clang
         libclang-rt-14-dev hyperfine bubblewrap time iproute2 procps strace git nftables
-        curl openssl ca-certificates nodejs"
+        curl openssl ca-certificates nodejs squid wrk"
 
 install_missing() {
         local missing=()

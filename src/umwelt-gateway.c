@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@ static const char usage_text[] =
 
 struct args {
         const char *netns;
+        pid_t netns_pid;
         char netns_buf[64];
         int listen_fds[GATEWAY_LISTEN_MAX];
         size_t n_listen;
@@ -148,6 +150,7 @@ static int one_option(struct args *a, int opt, const char *arg, struct umw_error
                 if ((r = parse_number(arg, 1, INT_MAX, "--netns-pid", &v, err)) < 0)
                         return r;
                 snprintf(a->netns_buf, sizeof(a->netns_buf), "/proc/%lu/ns/net", v);
+                a->netns_pid = (pid_t)v;
                 return set_netns(a, a->netns_buf, err);
         case OPT_LISTEN_FD:
                 return take_listen_fd(a, arg, err);
@@ -230,6 +233,11 @@ static int run(struct args *a, struct umw_error **err)
         int r = audit_open(a->log, &log_fd, err);
         if (r < 0)
                 return r;
+        /* Taken before the namespace is opened through /proc/PID, so both
+         * are the same process's. */
+        _cleanup_close_ int owner = a->netns_pid ? pidfd_open(a->netns_pid, 0) : -1;
+        if (a->netns_pid && owner < 0)
+                return umw_fail_errno(err, "--netns-pid %d", (int)a->netns_pid);
         if (a->netns &&
             (r = gateway_listen_in_netns(a->netns, a->port, a->listen_fds, &a->n_listen, err)) < 0)
                 return r;
@@ -238,6 +246,7 @@ static int run(struct args *a, struct umw_error **err)
         a->o.policy_files = a->policy;
         a->o.n_policy = a->n_policy;
         a->o.log_fd = log_fd;
+        a->o.owner_pidfd = TAKE_FD(owner);
         return gateway_run(&a->o, err);
 }
 
@@ -250,7 +259,8 @@ int main(int argc, char **argv)
                   .header_timeout_ms = GATEWAY_DEFAULT_HEADER_TIMEOUT,
                   .idle_timeout_ms = GATEWAY_DEFAULT_IDLE_TIMEOUT,
                   .connect_timeout_ms = GATEWAY_DEFAULT_CONNECT_TIMEOUT,
-                  .ready_fd = -1},
+                  .ready_fd = -1,
+                  .owner_pidfd = -1},
         };
         umw_log_set_program("umwelt-gateway");
         int r = parse_args(argc, argv, &a, &err);

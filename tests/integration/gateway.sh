@@ -563,6 +563,31 @@ kill -TERM "$FD_GW"
 wait "$FD_GW"
 t_eq "... gone with it" "" "$(in_ns "$SBX" ss -Hltn 'sport = :3131')"
 
+# A gateway started for a process's namespace (--netns-pid, as the sandbox
+# face starts it) ends with that process, even when nobody stops it.
+unshare --net -- sleep 600 </dev/null >/dev/null 2>&1 &
+owner=$!
+SCENE_PIDS+=($owner)
+if start_gateway 3134 --netns-pid "$owner" --log "$LOG" --hosts "$T_TMP/hosts"; then
+        owned_gw=$GW_PID
+        kill -9 "$owner"
+        wait "$owner" 2>/dev/null
+        n=50
+        while ((n-- > 0)) && kill -0 "$owned_gw" 2>/dev/null; do
+                sleep 0.1
+        done
+        if kill -0 "$owned_gw" 2>/dev/null; then
+                t_fail "a gateway whose --netns-pid process ended exits" "still running"
+        else
+                wait "$owned_gw"
+                t_eq "a gateway whose --netns-pid process ended exits cleanly" 0 "$?"
+        fi
+        t_match "... saying why" "umwelt-gateway: .*the sandbox's process has ended: stopping" \
+                "$(cat "$T_TMP/gw.err")"
+else
+        t_fail "a gateway for --netns-pid starts" "$(cat "$T_TMP/gw.err")"
+fi
+
 # Bad input: one line, the documented exit code, no listener left behind.
 gw_fails() {
         local want=$1 name=$2
