@@ -33,13 +33,14 @@ build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-
 # (netwall.sh reads a container's ruleset from the host's side; the runtime
 # itself never runs nft), curl, openssl and ca-certificates (the egress
 # tests' clients, test CAs and the host trust store the sandbox's bundle
-# starts from), nodejs (proves NODE_EXTRA_CA_CERTS takes the umwelt CA),
-# squid and wrk (the gateway's benchmark: the proxy it is measured against,
-# the load generator).
+# starts from), nodejs (proves NODE_EXTRA_CA_CERTS takes the umwelt CA).
+# Not here: squid and wrk, which only scripts/bench-gateway.sh uses (it names
+# them when missing): Debian's squid package starts a proxy service on
+# machines with an init system, which no test machine should carry.
 test_deps="libcriterion-dev libc6-dev busybox-static python3 crun runc podman conmon catatonit
         netavark aardvark-dns iptables uidmap passwd util-linux bsdutils coreutils clang
         libclang-rt-14-dev hyperfine bubblewrap time iproute2 procps strace git nftables
-        curl openssl ca-certificates nodejs squid wrk"
+        curl openssl ca-certificates nodejs"
 
 install_missing() {
         local missing=()
