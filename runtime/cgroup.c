@@ -1,5 +1,6 @@
 #include "cgroup.h"
 #include "cgroup_bpf.h"
+#include "cgroup_host.h"
 #include "cgroup_map.h"
 #include "spec.h"
 #include "src/common/cleanup.h"
@@ -18,89 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_HIERARCHIES   32
-#define FREEZE_TIMEOUT_MS 10000
-
-struct hierarchy {
-        char mountpoint[256];
-        char controllers[512]; /* v1: the mount's options; v2: cgroup.controllers of its root */
-        bool v2;
-};
-
-struct host {
-        struct hierarchy h[MAX_HIERARCHIES];
-        size_t n;
-};
-
 static const char *const v1_controller_names[] = {
     "cpu",  "cpuacct", "cpuset",  "memory",   "devices",    "freezer", "blkio",
     "pids", "hugetlb", "net_cls", "net_prio", "perf_event", "rdma",    "misc"};
 
-static bool list_has(const char *list, const char *sep, const char *name)
-{
-        size_t len = strlen(name);
-        for (const char *p = list + strspn(list, sep); *p; p += strspn(p, sep)) {
-                size_t n = strcspn(p, sep);
-                if (n == len && strncmp(p, name, len) == 0)
-                        return true;
-                p += n;
-        }
-        return false;
-}
-
-static bool has_controller(const struct hierarchy *h, const char *name)
-{
-        return list_has(h->controllers, h->v2 ? " \n" : ",", name);
-}
-
-static void read_small(int dirfd, const char *file, char *buf, size_t size)
-{
-        _cleanup_close_ int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? 0 : umw_read_all(fd, buf, size - 1);
-        buf[n > 0 ? n : 0] = '\0';
-}
-
-/* Every cgroup (v1) and cgroup2 mount of this mount namespace, from
- * mountinfo. Only mounts whose root is "/" count: a bind of a sub-cgroup is
- * not a hierarchy to create containers in. */
-static int find_hierarchies(struct host *host, struct umw_error **err)
-{
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return umw_fail_errno(err, "open /proc/self/mountinfo");
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        host->n = 0;
-        while (getline(&line, &cap, f) > 0 && host->n < MAX_HIERARCHIES) {
-                char root[256], mnt[256], fstype[64], super[512];
-                char *sep = strstr(line, " - ");
-                if (!sep || sscanf(line, "%*s %*s %*s %255s %255s", root, mnt) != 2 ||
-                    sscanf(sep + 3, "%63s %*s %511s", fstype, super) != 2)
-                        continue;
-                if (strcmp(root, "/") != 0)
-                        continue;
-                if (strcmp(fstype, "cgroup2") != 0 && strcmp(fstype, "cgroup") != 0)
-                        continue;
-                struct hierarchy *h = &host->h[host->n++];
-                snprintf(h->mountpoint, sizeof(h->mountpoint), "%s", mnt);
-                h->v2 = strcmp(fstype, "cgroup2") == 0;
-                snprintf(h->controllers, sizeof(h->controllers), "%s", super);
-        }
-        return 0;
-}
-
 static const struct hierarchy *v1_with(const struct host *host, const char *controller)
 {
         for (size_t i = 0; i < host->n; i++)
-                if (!host->h[i].v2 && has_controller(&host->h[i], controller))
-                        return &host->h[i];
-        return NULL;
-}
-
-static struct hierarchy *unified(struct host *host)
-{
-        for (size_t i = 0; i < host->n; i++)
-                if (host->h[i].v2)
+                if (!host->h[i].v2 && cgroup_has_controller(&host->h[i], controller))
                         return &host->h[i];
         return NULL;
 }
@@ -150,7 +76,7 @@ static void v2_available(struct hierarchy *h, const char *path)
                 *slash = '\0';
         }
         _cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        read_small(fd, "cgroup.controllers", h->controllers, sizeof(h->controllers));
+        cgroup_read_small(fd, "cgroup.controllers", h->controllers, sizeof(h->controllers));
 }
 
 int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_manager manager,
@@ -246,7 +172,7 @@ static int add_write(struct cgroup_plan *p, const struct hierarchy *h,
                 return -ENOMEM;
         p->w = w;
         p->w[p->n_w++] = (struct cgroup_write){.h = h, .s = s};
-        if (h->v2 && s->controller[0] && !list_has(p->v2_enable, " +", s->controller)) {
+        if (h->v2 && s->controller[0] && !cgroup_list_has(p->v2_enable, " +", s->controller)) {
                 size_t len = strlen(p->v2_enable);
                 snprintf(p->v2_enable + len, sizeof(p->v2_enable) - len, "%s+%s", len ? " " : "",
                          s->controller);
@@ -306,7 +232,7 @@ static bool is_unified_key(yajl_val res, const char *file)
 static int plan_hybrid(struct cgroup_plan *p, yajl_val res, const char *file,
                        struct umw_error **err)
 {
-        struct hierarchy *v2 = unified(&p->host);
+        struct hierarchy *v2 = cgroup_unified(&p->host);
         size_t n = YAJL_IS_OBJECT(res) ? res->u.object.len : 0;
         _cleanup_free_ const char **keys = calloc(n + 1, sizeof(*keys));
         _cleanup_free_ yajl_val *values = calloc(n + 1, sizeof(*values));
@@ -325,7 +251,7 @@ static int plan_hybrid(struct cgroup_plan *p, yajl_val res, const char *file,
                         return umw_fail_sys(err, -r, "cgroup plan");
                 if (h)
                         continue;
-                if (!v2 || !has_controller(v2, s->controller))
+                if (!v2 || !cgroup_has_controller(v2, s->controller))
                         return missing_controller(&p->host, s, file, err);
                 size_t len = strlen(need_v2);
                 snprintf(need_v2 + len, sizeof(need_v2) - len, " %s", s->controller);
@@ -338,9 +264,9 @@ static int plan_hybrid(struct cgroup_plan *p, yajl_val res, const char *file,
                 return r;
         for (size_t i = 0; i < p->v2.n; i++) {
                 const struct cgroup_setting *s = &p->v2.items[i];
-                if (!list_has(need_v2, " ", s->controller) && !is_unified_key(res, s->file))
+                if (!cgroup_list_has(need_v2, " ", s->controller) && !is_unified_key(res, s->file))
                         continue;
-                if (!v2 || (s->controller[0] && !has_controller(v2, s->controller)))
+                if (!v2 || (s->controller[0] && !cgroup_has_controller(v2, s->controller)))
                         return missing_controller(&p->host, s, file, err);
                 if ((r = add_write(p, v2, s)) < 0)
                         return umw_fail_sys(err, -r, "cgroup plan");
@@ -350,11 +276,11 @@ static int plan_hybrid(struct cgroup_plan *p, yajl_val res, const char *file,
 
 static int plan_v2(struct cgroup_plan *p, yajl_val res, const char *file, struct umw_error **err)
 {
-        struct hierarchy *v2 = unified(&p->host);
+        struct hierarchy *v2 = cgroup_unified(&p->host);
         int r = cgroup_map_resources(res, CGROUP_V2, file, &p->v2, err);
         for (size_t i = 0; r == 0 && i < p->v2.n; i++) {
                 const struct cgroup_setting *s = &p->v2.items[i];
-                if (!v2 || (s->controller[0] && !has_controller(v2, s->controller)))
+                if (!v2 || (s->controller[0] && !cgroup_has_controller(v2, s->controller)))
                         return missing_controller(&p->host, s, file, err);
                 if ((r = add_write(p, v2, s)) < 0)
                         return umw_fail_sys(err, -r, "cgroup plan");
@@ -365,7 +291,7 @@ static int plan_v2(struct cgroup_plan *p, yajl_val res, const char *file, struct
 static int plan_settings(struct cgroup_plan *p, yajl_val res, const char *file,
                          struct umw_error **err)
 {
-        struct hierarchy *v2 = unified(&p->host);
+        struct hierarchy *v2 = cgroup_unified(&p->host);
         if (v2)
                 v2_available(v2, p->path);
         if (has_v1(&p->host))
@@ -518,7 +444,7 @@ static bool holds_processes(const struct hierarchy *h, const char *path)
         _cleanup_close_ int fd = open(file, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return false;
-        read_small(fd, "cgroup.procs", buf, sizeof(buf));
+        cgroup_read_small(fd, "cgroup.procs", buf, sizeof(buf));
         return buf[0] != '\0';
 }
 
@@ -542,10 +468,11 @@ static int plan_build(const struct cgroup_request *req, bool fresh, struct cgrou
                 return umw_fail_sys(err, ENOMEM, "cgroup plan");
         }
         p->strict = req->strict;
-        int r = find_hierarchies(&p->host, err);
+        int r = cgroup_host_find(&p->host, err);
         if (r == 0)
                 r = plan_settings(p, req->resources, req->file, err);
-        if (r == 0 && fresh && req->strict && (v1_with(&p->host, "devices") || unified(&p->host)))
+        if (r == 0 && fresh && req->strict &&
+            (v1_with(&p->host, "devices") || cgroup_unified(&p->host)))
                 r = plan_devices(p, req, err);
         if (r == 0 && !req->strict)
                 r = check_delegated(p, req->file, err);
@@ -593,14 +520,6 @@ static int cpuset_inherit(int parentfd, int fd)
         return 0;
 }
 
-static int write_at(int dirfd, const char *file, const char *value)
-{
-        _cleanup_close_ int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return umw_write_all(fd, value, strlen(value));
-}
-
 /* mkdir -p of path below the hierarchy root, returning an fd of the leaf.
  * On v2, enable (e.g. "+memory +pids") is switched on in every ancestor so
  * that the leaf has those controllers' files. */
@@ -613,12 +532,12 @@ static int make_cgroup_dir(const struct hierarchy *h, const char *path, const ch
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
-        bool is_cpuset = !h->v2 && has_controller(h, "cpuset");
+        bool is_cpuset = !h->v2 && cgroup_has_controller(h, "cpuset");
         char *save = NULL;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 int r;
                 if (h->v2 && enable && enable[0] &&
-                    (r = write_at(fd, "cgroup.subtree_control", enable)) < 0)
+                    (r = cgroup_write_at(fd, "cgroup.subtree_control", enable)) < 0)
                         return r;
                 if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST)
                         return -errno;
@@ -665,12 +584,13 @@ static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, 
                 const struct cgroup_setting *s = p->w[i].s;
                 if (done[i] || p->w[i].h != h)
                         continue;
-                int r = write_at(dirfd, s->file, s->value);
+                int r = cgroup_write_at(dirfd, s->file, s->value);
                 size_t j = r == -EINVAL && is_memory_pair(s->file) ? memory_partner(p, h, i, done)
                                                                    : p->n_w;
-                if (j < p->n_w && (r = write_at(dirfd, p->w[j].s->file, p->w[j].s->value)) == 0) {
+                if (j < p->n_w &&
+                    (r = cgroup_write_at(dirfd, p->w[j].s->file, p->w[j].s->value)) == 0) {
                         done[j] = true;
-                        r = write_at(dirfd, s->file, s->value);
+                        r = cgroup_write_at(dirfd, s->file, s->value);
                 }
                 if (r < 0)
                         return umw_fail_sys(err, -r, "cgroup %s/%s: write '%s' to %s",
@@ -687,11 +607,11 @@ static int apply_devices(const struct cgroup_plan *p, const struct hierarchy *h,
          * (on a hybrid host too, as a second wall). */
         if (p->n_rules && h->v2)
                 return cgroup_bpf_devices_attach(dirfd, p->rules, p->n_rules, err);
-        if (!p->n_rules || !has_controller(h, "devices"))
+        if (!p->n_rules || !cgroup_has_controller(h, "devices"))
                 return 0;
         for (size_t i = 0; i < p->n_rules; i++) {
                 const char *file = p->rules[i].allow ? "devices.allow" : "devices.deny";
-                int r = write_at(dirfd, file, p->rules[i].rule);
+                int r = cgroup_write_at(dirfd, file, p->rules[i].rule);
                 if (r < 0)
                         return umw_fail_sys(err, -r, "cgroup %s/%s: write '%s' to %s",
                                             h->mountpoint, p->path, p->rules[i].rule, file);
@@ -703,7 +623,7 @@ static int write_pid(int dirfd, pid_t pid)
 {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", pid);
-        return write_at(dirfd, "cgroup.procs", buf);
+        return cgroup_write_at(dirfd, "cgroup.procs", buf);
 }
 
 /* One hierarchy's directory with its limits and device rules, and pid moved
@@ -798,18 +718,11 @@ int cgroup_join_self(int *joins, size_t *n, struct umw_error **err)
         return r < 0 ? umw_fail_sys(err, -r, "join the container's cgroup") : 0;
 }
 
-static int open_in(const struct hierarchy *h, const char *path, int flags)
-{
-        char dir[1024];
-        snprintf(dir, sizeof(dir), "%s/%s", h->mountpoint, path);
-        return open(dir, flags | O_DIRECTORY | O_CLOEXEC);
-}
-
 /* A v1 hierarchy's tasks file, or the cgroup2 directory, of path; -1 where
  * the cgroup is missing or not ours to join. */
 static int open_join(const struct hierarchy *h, const char *path)
 {
-        _cleanup_close_ int dir = open_in(h, path, h->v2 ? O_RDONLY : O_PATH);
+        _cleanup_close_ int dir = cgroup_open_in(h, path, h->v2 ? O_RDONLY : O_PATH);
         int fd = dir < 0 || h->v2 ? TAKE_FD(dir) : openat(dir, "tasks", O_WRONLY | O_CLOEXEC);
         if (fd < 0)
                 umw_debug("cgroup %s/%s not joined: %s", h->mountpoint, path, strerror(errno));
@@ -822,7 +735,7 @@ int cgroup_open_joins(const char *path, int *joins, size_t *n_joins, int *unifie
         struct host host;
         *n_joins = 0;
         *unified_fd = -1;
-        int r = find_hierarchies(&host, err);
+        int r = cgroup_host_find(&host, err);
         for (size_t i = 0; r == 0 && i < host.n; i++) {
                 const struct hierarchy *h = &host.h[i];
                 if (h->v2 && *unified_fd >= 0)
@@ -846,7 +759,7 @@ int cgroup_update(const char *path, yajl_val resources, const char *file, struct
                 const struct hierarchy *h = &p->host.h[i];
                 if (!has_writes(p, h))
                         continue;
-                _cleanup_close_ int fd = open_in(h, path, O_PATH);
+                _cleanup_close_ int fd = cgroup_open_in(h, path, O_PATH);
                 if (fd < 0) {
                         r = umw_fail_errno(err, "cgroup %s/%s", h->mountpoint, path);
                         break;
@@ -863,198 +776,4 @@ int cgroup_update(const char *path, yajl_val resources, const char *file, struct
         }
         cgroup_plan_free(p);
         return r;
-}
-
-/* ---------------------------------------------------------------- freezing */
-
-static void sleep_ms(long ms)
-{
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
-
-static bool v1_frozen(int dirfd)
-{
-        char buf[32];
-        read_small(dirfd, "freezer.state", buf, sizeof(buf));
-        return strncmp(buf, "FROZEN", 6) == 0;
-}
-
-static bool v2_frozen(int dirfd)
-{
-        char buf[512];
-        read_small(dirfd, "cgroup.events", buf, sizeof(buf));
-        return strstr(buf, "frozen 1") != NULL;
-}
-
-/* Writes the freeze request (again while FREEZING: a task that was forking
- * may have escaped the first pass) until the kernel reports it done. */
-static int freeze_one(int dirfd, bool v2, bool frozen)
-{
-        const char *file = v2 ? "cgroup.freeze" : "freezer.state";
-        const char *value = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
-        for (long waited = 0; waited < FREEZE_TIMEOUT_MS; waited += 10) {
-                int r = write_at(dirfd, file, value);
-                if (r < 0)
-                        return r;
-                if ((v2 ? v2_frozen(dirfd) : v1_frozen(dirfd)) == frozen)
-                        return 0;
-                sleep_ms(10);
-        }
-        write_at(dirfd, file, v2 ? "0" : "THAWED");
-        return -ETIMEDOUT;
-}
-
-/* The hierarchies that can freeze path: the v1 freezer and the unified
- * hierarchy's cgroup.freeze, in the order freezing goes (v2 first, so the
- * v1 freezer finds every task already stopped). */
-static size_t freezers(const struct host *host, const char *path, int *fds, bool *v2s)
-{
-        size_t n = 0;
-        for (int want_v2 = 1; want_v2 >= 0; want_v2--) {
-                for (size_t i = 0; i < host->n; i++) {
-                        const struct hierarchy *h = &host->h[i];
-                        if (h->v2 != want_v2 || (!h->v2 && !has_controller(h, "freezer")))
-                                continue;
-                        int fd = open_in(h, path, O_PATH);
-                        if (fd < 0)
-                                continue;
-                        if (faccessat(fd, h->v2 ? "cgroup.freeze" : "freezer.state", F_OK, 0) < 0) {
-                                close(fd);
-                                continue;
-                        }
-                        v2s[n] = h->v2;
-                        fds[n++] = fd;
-                }
-        }
-        return n;
-}
-
-int cgroup_freeze(const char *path, bool frozen, struct umw_error **err)
-{
-        struct host host;
-        int r = find_hierarchies(&host, err);
-        if (r < 0)
-                return r;
-        int fds[2 * MAX_HIERARCHIES];
-        bool v2s[2 * MAX_HIERARCHIES];
-        size_t n = freezers(&host, path, fds, v2s);
-        if (n == 0)
-                r = umw_fail(err, UMW_EXIT_FAILURE, EOPNOTSUPP,
-                             "cgroup %s: no freezer (neither the v1 freezer nor cgroup.freeze)",
-                             path);
-        for (size_t k = 0; r == 0 && k < n; k++) {
-                size_t i = frozen ? k : n - 1 - k;
-                r = freeze_one(fds[i], v2s[i], frozen);
-                if (r < 0)
-                        r = umw_fail_sys(err, -r, "cgroup %s: %s (%s)", path,
-                                         frozen ? "freeze" : "thaw",
-                                         v2s[i] ? "cgroup.freeze" : "freezer.state");
-        }
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-        return r;
-}
-
-bool cgroup_is_frozen(const char *path)
-{
-        struct host host;
-        _cleanup_error_ struct umw_error *ignored = NULL;
-        if (find_hierarchies(&host, &ignored) < 0)
-                return false;
-        int fds[2 * MAX_HIERARCHIES];
-        bool v2s[2 * MAX_HIERARCHIES];
-        size_t n = freezers(&host, path, fds, v2s);
-        /* The v1 freezer says when there is one (it comes last). */
-        bool frozen = n > 0 && (v2s[n - 1] ? v2_frozen(fds[n - 1]) : v1_frozen(fds[n - 1]));
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-        return frozen;
-}
-
-int cgroup_kill(const char *path, bool *done, struct umw_error **err)
-{
-        struct host host;
-        int r = find_hierarchies(&host, err);
-        *done = false;
-        struct hierarchy *v2 = r == 0 ? unified(&host) : NULL;
-        if (!v2)
-                return r;
-        _cleanup_close_ int fd = open_in(v2, path, O_PATH);
-        if (fd < 0 || faccessat(fd, "cgroup.kill", F_OK, 0) < 0)
-                return 0;
-        if ((r = write_at(fd, "cgroup.kill", "1")) < 0)
-                return umw_fail_sys(err, -r, "cgroup %s/%s: cgroup.kill", v2->mountpoint, path);
-        *done = true;
-        return 0;
-}
-
-/* ---------------------------------------------------------------- listing */
-
-static int read_pids(int fd, pid_t **pids, size_t *n)
-{
-        _cleanup_fclose_ FILE *f = fdopen(fd, "re");
-        if (!f) {
-                close(fd);
-                return -errno;
-        }
-        size_t cap = 0;
-        long v;
-        while (fscanf(f, "%ld", &v) == 1) {
-                if (*n == cap) {
-                        cap = cap ? cap * 2 : 16;
-                        pid_t *bigger = realloc(*pids, cap * sizeof(pid_t));
-                        if (!bigger)
-                                return -ENOMEM;
-                        *pids = bigger;
-                }
-                (*pids)[(*n)++] = (pid_t)v;
-        }
-        return 0;
-}
-
-int cgroup_pids(const char *path, pid_t **pids, size_t *n, struct umw_error **err)
-{
-        struct host host;
-        int r = find_hierarchies(&host, err);
-        if (r < 0)
-                return r;
-        *pids = NULL;
-        *n = 0;
-        /* Every hierarchy holds the same processes; the first readable one says. */
-        for (size_t i = 0; i < host.n; i++) {
-                char file[1024];
-                snprintf(file, sizeof(file), "%s/%s/cgroup.procs", host.h[i].mountpoint, path);
-                int fd = open(file, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                r = read_pids(fd, pids, n);
-                if (r < 0)
-                        return umw_fail_sys(err, -r, "read %s", file);
-                return 0;
-        }
-        /* In no hierarchy (rootless without delegation): no processes known. */
-        return 0;
-}
-
-int cgroup_remove(const char *path, struct umw_error **err)
-{
-        struct host host;
-        int r = find_hierarchies(&host, err);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < host.n; i++) {
-                char dir[1024];
-                snprintf(dir, sizeof(dir), "%s/%s", host.h[i].mountpoint, path);
-                /* The last process may still be leaving: retry briefly on EBUSY. */
-                for (int tries = 0; rmdir(dir) < 0; tries++) {
-                        if (errno == ENOENT)
-                                break;
-                        if (errno != EBUSY || tries == 100)
-                                return umw_fail_errno(err, "remove cgroup %s", dir);
-                        usleep(10000);
-                }
-        }
-        return 0;
 }

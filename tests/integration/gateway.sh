@@ -502,7 +502,8 @@ as_user env XDG_STATE_HOME="$XDG/state" "$CA_MAKER" "$XDG/state/umwelt/ca" "$XDG
         0 ca.example 9 "$pki/ca.pem" >"$T_TMP/uca.out" 2>&1 </dev/null &
 ca_pid=$!
 wait_file "$T_TMP/uca.out" 100
-kill "$ca_pid"
+# The helper itself: runuser, between it and $!, passes no SIGTERM on.
+pkill -TERM -u "$U" -f -- "$CA_MAKER $XDG/state/umwelt/ca"
 wait "$ca_pid" 2>/dev/null
 setpriv --reuid="$U" --regid="$G" --clear-groups -- unshare --user --map-root-user --net -- \
         sh -c 'ip link set lo up && echo $$ >"$1" && exec sleep 600' sh "$XDG/usbx.pid" \
