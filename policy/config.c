@@ -342,9 +342,8 @@ static int floor_roots_resolve(struct loader *l, struct umw_error **err)
 
 static int load_floor(struct loader *l, const struct policy_paths *paths, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant_roots", "never_grant",        "presets",
-                                           "egress",      "limits_best_effort", "ingress",
-                                           NULL};
+        static const char *const keys[] = {"grant_roots",        "never_grant", "presets", "egress",
+                                           "limits_best_effort", "ingress",     NULL};
         struct policy_config *c = l->c;
         const char *file = l->floor_file;
         _cleanup_toml_ struct toml_value *t = NULL;
@@ -607,8 +606,8 @@ static int load_egress(struct loader *l, const struct toml_value *t, struct umw_
         return 0;
 }
 
-static int check_port(const struct toml_value *v, const uint16_t *seen, size_t n,
-                      const char *file, struct umw_error **err)
+static int check_port(const struct toml_value *v, const uint16_t *seen, size_t n, const char *file,
+                      struct umw_error **err)
 {
         if (v->kind != TOML_INTEGER)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -622,8 +621,8 @@ static int check_port(const struct toml_value *v, const uint16_t *seen, size_t n
         for (size_t i = 0; i < n; i++)
                 if (seen[i] == v->integer)
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "%s:%u:%u: 'ports': port %u is listed twice", file,
-                                        v->line, v->column, seen[i]);
+                                        "%s:%u:%u: 'ports': port %u is listed twice", file, v->line,
+                                        v->column, seen[i]);
         return 0;
 }
 

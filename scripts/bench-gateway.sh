@@ -58,10 +58,7 @@ while (($#)); do
         shift
 done
 
-die() {
-        printf 'bench-gateway.sh: %s\n' "$*" >&2
-        exit 1
-}
+. "$SRCDIR/scripts/bench-lib.sh"
 
 PARTS=" ${UMW_BENCH_PARTS:-connect rps start} "
 part() { [[ $PARTS == *" $1 "* ]]; }
@@ -385,17 +382,5 @@ printf '\n'
 cat "$W/report.md"
 
 if ((WRITE)); then
-        md=$SRCDIR/BENCHMARKS.md
-        grep -q '^<!-- gateway:begin -->$' "$md" && grep -q '^<!-- gateway:end -->$' "$md" ||
-                die "$md has no <!-- gateway:begin --> ... <!-- gateway:end --> block"
-        # The block between the markers is the report, the rest stays.
-        awk -v report="$W/report.md" '
-                /^<!-- gateway:end -->$/ { inside = 0 }
-                !inside { print }
-                /^<!-- gateway:begin -->$/ {
-                        print ""
-                        while ((getline line <report) > 0) print line
-                        inside = 1
-                }' "$md" >"$md.tmp" && mv "$md.tmp" "$md" || die "cannot update $md"
-        printf '\nbench-gateway.sh: results written to %s\n' "$md"
+        bench_write_block gateway "$W/report.md"
 fi

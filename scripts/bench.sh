@@ -38,10 +38,7 @@ while (($#)); do
 	shift
 done
 
-die() {
-	printf 'bench.sh: %s\n' "$*" >&2
-	exit 1
-}
+. "$SRCDIR/scripts/bench-lib.sh"
 
 [[ $(id -u) -eq 0 ]] || die "needs root (containers as root, like podman's rootful mode)"
 for c in hyperfine unshare chroot python3; do
@@ -274,16 +271,5 @@ printf '\n'
 cat "$W/report.md"
 
 if ((WRITE)); then
-	md=$SRCDIR/BENCHMARKS.md
-	python3 - "$md" "$W/report.md" <<'EOF' || die "cannot update $md"
-import sys
-md, report = sys.argv[1], open(sys.argv[2]).read()
-text = open(md).read()
-begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-i, j = text.index(begin) + len(begin), text.index(end)
-open(md + ".tmp", "w").write(text[:i] + "\n" + report + text[j:])
-import os
-os.rename(md + ".tmp", md)
-EOF
-	printf '\nbench.sh: results written to %s\n' "$md"
+	bench_write_block bench "$W/report.md"
 fi

@@ -30,9 +30,8 @@ static struct nlmsghdr *begin_msg(uint16_t type, uint16_t flags, uint32_t seq, u
         nlh->nlmsg_seq = seq;
         nlh->nlmsg_len = NLMSG_HDRLEN + sizeof(struct nfgenmsg);
         struct nfgenmsg *g = NLMSG_DATA(nlh);
-        g->nfgen_family = type == NFNL_MSG_BATCH_BEGIN || type == NFNL_MSG_BATCH_END
-                              ? AF_UNSPEC
-                              : NFPROTO_INET;
+        g->nfgen_family =
+            type == NFNL_MSG_BATCH_BEGIN || type == NFNL_MSG_BATCH_END ? AF_UNSPEC : NFPROTO_INET;
         g->version = NFNETLINK_V0;
         g->res_id = htons(res_id);
         return nlh;
