@@ -501,7 +501,7 @@ int compose_config(const struct compose_input *in, char **json, struct umw_error
         int r = check_input(in, err);
         if (r < 0)
                 return r;
-        yajl_gen g = umw_jgen_new(true);
+        yajl_gen g = umw_jgen_new(false);
         if (!g)
                 return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
         yajl_gen_map_open(g);
@@ -517,6 +517,8 @@ int compose_config(const struct compose_input *in, char **json, struct umw_error
         umw_jgen_key(g, "annotations");
         yajl_gen_map_open(g);
         umw_jgen_key_str(g, "run.umwelt.net", "default-drop");
+        for (const char *const *kv = in->annotations; kv && kv[0]; kv += 2)
+                umw_jgen_key_str(g, kv[0], kv[1]);
         yajl_gen_map_close(g);
         gen_process(g, in);
         r = gen_mounts(g, in, err);

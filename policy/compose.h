@@ -40,9 +40,12 @@ struct compose_input {
         /* Host directories the sandbox must never see (the umwelt CA's key),
          * each covered by an empty read-only tmpfs, last. */
         const char *const *hidden;
+        /* More annotations, as NULL-terminated key, value pairs, after the
+         * runtime's network wall (what the sandbox face finds a sandbox by). */
+        const char *const *annotations;
 };
 
-/* A malloc'd config.json. */
+/* A malloc'd config.json, compact: the runtime parses it at every start. */
 int compose_config(const struct compose_input *in, char **json, struct umw_error **err);
 /* Whether the caller's variable NAME=VALUE may enter a sandbox: PATH, TERM,
  * LANG, LC_*, HOME, USER, SHELL and the project's extras, never a

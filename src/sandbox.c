@@ -295,35 +295,25 @@ static char *grants_json(const struct grant_list *grants)
         return umw_jgen_finish(g, NULL);
 }
 
-static void gen_annotations(yajl_gen g, yajl_val existing, const char *const *kv)
-{
-        yajl_gen_map_open(g);
-        for (size_t i = 0; YAJL_IS_OBJECT(existing) && i < existing->u.object.len; i++) {
-                umw_jgen_key(g, existing->u.object.keys[i]);
-                sandbox_jgen_value(g, existing->u.object.values[i]);
-        }
-        for (; *kv; kv += 2)
-                umw_jgen_key_str(g, kv[0], kv[1]);
-        yajl_gen_map_close(g);
-}
+/* The published ports as text: "5173,8080". */
+#define PORTS_TEXT_MAX (INGRESS_PORTS_MAX * 6 + 1)
 
-/* compose's document with the sandbox's annotations added to whatever
- * annotations it has: they are what list, status and gc find a sandbox by. */
-static int annotate(struct sandbox *s, bool long_lived, struct umw_error **err)
+/* The annotations list, status and gc find a sandbox by, as key, value
+ * pairs for compose (kv holds 12 and the NULL; ports the published ones). */
+static void annotations(const struct sandbox *s, bool long_lived, const char *grants,
+                        char ports[static PORTS_TEXT_MAX], const char *kv[static 13])
 {
-        _cleanup_free_ char *grants = grants_json(&s->grants);
-        yajl_val tree = NULL;
-        int r = grants ? umw_json_parse(s->config, "composed config", &tree, err)
-                       : umw_fail_sys(err, ENOMEM, "annotations");
-        if (r < 0)
-                return r;
-        char ports[INGRESS_PORTS_MAX * 6 + 1] = "";
+        ports[0] = '\0';
         for (size_t i = 0, n = 0; i < s->n_ports; i++)
-                n += (size_t)snprintf(ports + n, sizeof(ports) - n, "%s%u", i ? "," : "",
+                n += (size_t)snprintf(ports + n, PORTS_TEXT_MAX - n, "%s%u", i ? "," : "",
                                       s->ports[i]);
-        const char *kv[14] = {ANNOTATION_PROJECT, s->workspace,      ANNOTATION_PRESET,
-                              s->preset.name,     ANNOTATION_GRANTS, grants};
-        size_t n = 6;
+        size_t n = 0;
+        kv[n++] = ANNOTATION_PROJECT;
+        kv[n++] = s->workspace;
+        kv[n++] = ANNOTATION_PRESET;
+        kv[n++] = s->preset.name;
+        kv[n++] = ANNOTATION_GRANTS;
+        kv[n++] = grants;
         if (s->egress) {
                 kv[n++] = ANNOTATION_EGRESS;
                 kv[n++] = "on";
@@ -336,32 +326,7 @@ static int annotate(struct sandbox *s, bool long_lived, struct umw_error **err)
                 kv[n++] = INIT_ANNOTATION;
                 kv[n++] = "pause";
         }
-        yajl_gen g = umw_jgen_new(true);
-        if (!g) {
-                yajl_tree_free(tree);
-                return umw_fail_sys(err, ENOMEM, "annotations");
-        }
-        bool seen = false;
-        yajl_gen_map_open(g);
-        for (size_t i = 0; i < tree->u.object.len; i++) {
-                const char *key = tree->u.object.keys[i];
-                umw_jgen_key(g, key);
-                if (strcmp(key, "annotations") == 0) {
-                        gen_annotations(g, tree->u.object.values[i], kv);
-                        seen = true;
-                } else {
-                        sandbox_jgen_value(g, tree->u.object.values[i]);
-                }
-        }
-        if (!seen) {
-                umw_jgen_key(g, "annotations");
-                gen_annotations(g, NULL, kv);
-        }
-        yajl_gen_map_close(g);
-        yajl_tree_free(tree);
-        free(s->config);
-        s->config = umw_jgen_finish(g, NULL);
-        return s->config ? 0 : umw_fail_sys(err, ENOMEM, "annotations");
+        kv[n] = NULL;
 }
 
 static int write_bundle(struct sandbox *s, struct umw_error **err)
@@ -390,6 +355,12 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         struct compose_bind trust = {.source = s->trust_dir, .destination = TLS_TRUST_INSIDE};
         struct stat st;
         const char *hidden[] = {s->ca_dir && stat(s->ca_dir, &st) == 0 ? s->ca_dir : NULL, NULL};
+        _cleanup_free_ char *grants = grants_json(&s->grants);
+        if (!grants)
+                return umw_fail_sys(err, ENOMEM, "annotations");
+        char ports[PORTS_TEXT_MAX];
+        const char *kv[13];
+        annotations(s, long_lived, grants, ports, kv);
         struct compose_input in = {
             .grants = &s->grants,
             .preset = &s->preset,
@@ -408,10 +379,9 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .ro_binds = &trust,
             .n_ro_binds = s->trust_dir ? 1 : 0,
             .hidden = hidden,
+            .annotations = kv,
         };
         int r = compose_config(&in, &s->config, err);
-        if (r == 0)
-                r = annotate(s, long_lived, err);
         return r < 0 ? r : write_bundle(s, err);
 }
 
