@@ -380,8 +380,7 @@ static int plan_devices(struct cgroup_plan *p, const struct cgroup_request *req,
                         struct umw_error **err)
 {
         struct umw_jloc loc;
-        umw_jloc_init(&loc, req->file);
-        snprintf(loc.path, sizeof(loc.path), ".linux.resources.devices");
+        umw_jloc_init_at(&loc, req->file, ".linux.resources.devices");
         yajl_val list = umw_json_member(req->resources, "devices");
         int r = list ? umw_json_array(list, &loc, err) : 0;
         if (r < 0)

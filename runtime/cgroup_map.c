@@ -536,8 +536,7 @@ int cgroup_map_resources(yajl_val resources, enum cgroup_version v, const char *
 {
         struct mapping m = {.v = v, .out = out};
         struct umw_jloc loc;
-        umw_jloc_init(&loc, file);
-        snprintf(loc.path, sizeof(loc.path), ".linux.resources");
+        umw_jloc_init_at(&loc, file, ".linux.resources");
         *out = (struct cgroup_settings){0};
         if (!resources)
                 return 0;

@@ -55,18 +55,6 @@ bool cgm_in_list(const char *const *list, const char *s)
         return false;
 }
 
-/* The location of a member whose key came from the input: control
- * characters would break the one-line error, so they show as '?'. */
-struct umw_jloc cgm_key_loc(const struct umw_jloc *loc, const char *key)
-{
-        char shown[128];
-        size_t i;
-        for (i = 0; key[i] && i < sizeof(shown) - 1; i++)
-                shown[i] = (unsigned char)key[i] < 0x20 || key[i] == 0x7f ? '?' : key[i];
-        shown[i] = '\0';
-        return umw_jloc_key(loc, shown);
-}
-
 int cgm_oom(struct umw_error **err)
 {
         return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -74,7 +62,9 @@ int cgm_oom(struct umw_error **err)
 
 int cgm_unsupported(const struct umw_jloc *loc, const char *why, struct umw_error **err)
 {
-        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: %s: %s", loc->file, loc->path, why);
+        char path[UMW_JLOC_PATH_MAX];
+        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: %s: %s", loc->file,
+                        umw_jloc_path(loc, path), why);
 }
 
 int cgm_emit(struct mapping *m, const struct umw_jloc *loc, const char *controller,
@@ -125,11 +115,12 @@ int cgm_check_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *
                 for (size_t k = 0; known[k]; k++)
                         snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s %s",
                                  k ? "," : "", known[k]);
-                struct umw_jloc at = cgm_key_loc(loc, obj->u.object.keys[i]);
+                struct umw_jloc at = umw_jloc_key(loc, obj->u.object.keys[i]);
+                char path[UMW_JLOC_PATH_MAX];
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "%s: %s: unknown resource field (a limit that cannot be "
                                 "applied is refused), expected %s",
-                                at.file, at.path, what);
+                                at.file, umw_jloc_path(&at, path), what);
         }
         return 0;
 }

@@ -41,8 +41,6 @@ extern const struct int_rule R_RATE;
 /* Whether s is one of the space-separated words / one of the NULL-ended list. */
 bool cgm_in_words(const char *words, const char *s);
 bool cgm_in_list(const char *const *list, const char *s);
-/* The location of a member whose key came from the input. */
-struct umw_jloc cgm_key_loc(const struct umw_jloc *loc, const char *key);
 int cgm_oom(struct umw_error **err);
 int cgm_unsupported(const struct umw_jloc *loc, const char *why, struct umw_error **err);
 /* Appends controller/file = the formatted value. */

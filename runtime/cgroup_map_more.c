@@ -159,7 +159,7 @@ int cgm_map_rdma(struct mapping *m, yajl_val obj, const struct umw_jloc *loc,
                  struct umw_error **err)
 {
         for (size_t i = 0; i < obj->u.object.len; i++) {
-                struct umw_jloc at = cgm_key_loc(loc, obj->u.object.keys[i]);
+                struct umw_jloc at = umw_jloc_key(loc, obj->u.object.keys[i]);
                 int r =
                     map_rdma_device(m, obj->u.object.keys[i], obj->u.object.values[i], &at, err);
                 if (r < 0)
@@ -234,7 +234,7 @@ int cgm_map_unified(struct mapping *m, yajl_val obj, const struct umw_jloc *loc,
                 return cgm_unsupported(loc, "linux.resources.unified needs cgroup v2", err);
         for (size_t i = 0; i < obj->u.object.len; i++) {
                 const char *key = obj->u.object.keys[i];
-                struct umw_jloc at = cgm_key_loc(loc, key);
+                struct umw_jloc at = umw_jloc_key(loc, key);
                 const char *value;
                 int r;
                 if ((r = check_unified_key(key, &at, err)) < 0 ||

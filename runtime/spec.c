@@ -143,8 +143,11 @@ static void note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const ch
                 size_t k = 0;
                 while (known[k] && strcmp(known[k], key) != 0)
                         k++;
-                if (!known[k])
-                        umw_debug("%s: %s.%s: not supported, ignored", loc->file, loc->path, key);
+                if (!known[k]) {
+                        char path[UMW_JLOC_PATH_MAX];
+                        umw_debug("%s: %s.%s: not supported, ignored", loc->file,
+                                  umw_jloc_path(loc, path), key);
+                }
         }
 }
 
@@ -691,7 +694,7 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
         struct umw_jloc names_at = umw_jloc_key(loc, "names");
         struct umw_jloc action_at = umw_jloc_key(loc, "action");
         struct umw_jloc args_at;
-        yajl_val names, args;
+        yajl_val names, args = NULL;
         int action = 0;
         int r = umw_json_object(obj, loc, err);
         if (r < 0)

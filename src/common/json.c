@@ -9,22 +9,57 @@
 
 void umw_jloc_init(struct umw_jloc *loc, const char *file)
 {
-        loc->file = file;
-        loc->path[0] = '\0';
+        umw_jloc_init_at(loc, file, NULL);
+}
+
+void umw_jloc_init_at(struct umw_jloc *loc, const char *file, const char *path)
+{
+        *loc = (struct umw_jloc){.file = file, .key = path};
 }
 
 struct umw_jloc umw_jloc_key(const struct umw_jloc *parent, const char *key)
 {
-        struct umw_jloc loc = {.file = parent->file};
-        snprintf(loc.path, sizeof(loc.path), "%s.%s", parent->path, key);
-        return loc;
+        return (struct umw_jloc){.file = parent->file, .parent = parent, .key = key};
 }
 
 struct umw_jloc umw_jloc_index(const struct umw_jloc *parent, size_t index)
 {
-        struct umw_jloc loc = {.file = parent->file};
-        snprintf(loc.path, sizeof(loc.path), "%s[%zu]", parent->path, index);
-        return loc;
+        return (struct umw_jloc){.file = parent->file, .parent = parent, .index = index};
+}
+
+/* Appends text at *used, cut where buf ends (as snprintf would). */
+static void path_append(char *buf, size_t *used, const char *text, bool sanitize)
+{
+        for (; *text && *used < UMW_JLOC_PATH_MAX - 1; text++) {
+                unsigned char c = (unsigned char)*text;
+                buf[(*used)++] = sanitize && (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+        }
+        buf[*used] = '\0';
+}
+
+static void path_render(const struct umw_jloc *loc, char *buf, size_t *used)
+{
+        if (!loc->parent) {
+                path_append(buf, used, loc->key ? loc->key : "", false);
+                return;
+        }
+        path_render(loc->parent, buf, used);
+        if (loc->key) {
+                path_append(buf, used, ".", false);
+                path_append(buf, used, loc->key, true);
+        } else {
+                char index[24];
+                snprintf(index, sizeof(index), "[%zu]", loc->index);
+                path_append(buf, used, index, false);
+        }
+}
+
+const char *umw_jloc_path(const struct umw_jloc *loc, char buf[static UMW_JLOC_PATH_MAX])
+{
+        size_t used = 0;
+        buf[0] = '\0';
+        path_render(loc, buf, &used);
+        return buf;
 }
 
 int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw_error **err)
@@ -43,8 +78,10 @@ int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw
 
 int umw_json_expected(const struct umw_jloc *loc, const char *what, struct umw_error **err)
 {
+        char path[UMW_JLOC_PATH_MAX];
+        umw_jloc_path(loc, path);
         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: %s: expected %s", loc->file,
-                        loc->path[0] ? loc->path : ".", what);
+                        path[0] ? path : ".", what);
 }
 
 yajl_val umw_json_member(yajl_val obj, const char *key)
@@ -93,12 +130,13 @@ int umw_json_bool(yajl_val v, const struct umw_jloc *loc, bool *out, struct umw_
 int umw_json_int64(yajl_val v, const struct umw_jloc *loc, int64_t min, int64_t max, int64_t *out,
                    struct umw_error **err)
 {
+        if (YAJL_IS_INTEGER(v) && v->u.number.i >= min && v->u.number.i <= max) {
+                *out = v->u.number.i;
+                return 0;
+        }
         char what[96];
         snprintf(what, sizeof(what), "an integer from %" PRId64 " to %" PRId64, min, max);
-        if (!YAJL_IS_INTEGER(v) || v->u.number.i < min || v->u.number.i > max)
-                return umw_json_expected(loc, what, err);
-        *out = v->u.number.i;
-        return 0;
+        return umw_json_expected(loc, what, err);
 }
 
 int umw_json_uint64(yajl_val v, const struct umw_jloc *loc, uint64_t *out, struct umw_error **err)

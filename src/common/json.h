@@ -13,16 +13,31 @@
 struct umw_error;
 
 /* Where a value sits, for error messages: the file and a JSON path such as
- * ".process.args[2]". Built by the caller as it descends. */
+ * ".process.args[2]". Built by the caller as it descends, as a chain of
+ * parents that is only rendered when a message needs it: a child points to
+ * its parent and to its key, so both must outlive it (keys are literals or
+ * the parsed tree's). */
 struct umw_jloc {
         const char *file;
-        char path[512];
+        const struct umw_jloc *parent; /* NULL at the root */
+        /* Below a parent: the member's key, or NULL for the element at index.
+         * At the root: a path rendered as it is, or NULL for ".". */
+        const char *key;
+        size_t index;
 };
 
+/* The longest path a message shows; a longer one is cut. */
+#define UMW_JLOC_PATH_MAX 512
+
 void umw_jloc_init(struct umw_jloc *loc, const char *file);
+/* A root that stands for the value at path (e.g. ".linux.resources"). */
+void umw_jloc_init_at(struct umw_jloc *loc, const char *file, const char *path);
 /* Child locations: "<parent>.<key>" and "<parent>[<index>]". */
 struct umw_jloc umw_jloc_key(const struct umw_jloc *parent, const char *key);
 struct umw_jloc umw_jloc_index(const struct umw_jloc *parent, size_t index);
+/* The path of loc in buf ("" at the root); control characters in keys show
+ * as '?', so a key from the input cannot break a one-line message. */
+const char *umw_jloc_path(const struct umw_jloc *loc, char buf[static UMW_JLOC_PATH_MAX]);
 
 int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw_error **err);
 /* "FILE: PATH: expected WHAT", classed as bad input. */

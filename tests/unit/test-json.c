@@ -15,10 +15,10 @@ static yajl_val parse(const char *text)
         return tree;
 }
 
+/* A location's parent must outlive it: the root of at() is static. */
 static struct umw_jloc at(const char *key)
 {
-        struct umw_jloc root;
-        umw_jloc_init(&root, "t.json");
+        static struct umw_jloc root = {.file = "t.json"};
         return umw_jloc_key(&root, key);
 }
 
@@ -57,15 +57,43 @@ static char *read_uint64(const char *text, uint64_t *out)
 Test(json, jloc_paths)
 {
         struct umw_jloc root, a, b, c;
+        char path[UMW_JLOC_PATH_MAX];
         umw_jloc_init(&root, "config.json");
-        cr_assert_str_eq(root.path, "");
+        cr_assert_str_eq(umw_jloc_path(&root, path), "");
         a = umw_jloc_key(&root, "linux");
         b = umw_jloc_index(&a, 12);
         c = umw_jloc_key(&b, "type");
-        cr_assert_str_eq(a.path, ".linux");
-        cr_assert_str_eq(b.path, ".linux[12]");
-        cr_assert_str_eq(c.path, ".linux[12].type");
+        cr_assert_str_eq(umw_jloc_path(&a, path), ".linux");
+        cr_assert_str_eq(umw_jloc_path(&b, path), ".linux[12]");
+        cr_assert_str_eq(umw_jloc_path(&c, path), ".linux[12].type");
         cr_assert_str_eq(c.file, "config.json");
+}
+
+Test(json, jloc_root_at_a_path)
+{
+        struct umw_jloc root, a;
+        char path[UMW_JLOC_PATH_MAX];
+        umw_jloc_init_at(&root, "config.json", ".linux.resources");
+        a = umw_jloc_index(&root, 0);
+        cr_assert_str_eq(umw_jloc_path(&root, path), ".linux.resources");
+        cr_assert_str_eq(umw_jloc_path(&a, path), ".linux.resources[0]");
+}
+
+/* A key from the input cannot break the one-line message, and a path longer
+ * than a message shows is cut, not overrun. */
+Test(json, jloc_keys_shown_safely)
+{
+        struct umw_jloc root, a, b;
+        char path[UMW_JLOC_PATH_MAX];
+        char long_key[2 * UMW_JLOC_PATH_MAX];
+        memset(long_key, 'k', sizeof(long_key) - 1);
+        long_key[sizeof(long_key) - 1] = '\0';
+        umw_jloc_init(&root, "f.json");
+        a = umw_jloc_key(&root, "a\nb\x7f");
+        cr_assert_str_eq(umw_jloc_path(&a, path), ".a?b?");
+        b = umw_jloc_key(&a, long_key);
+        cr_assert_eq(strlen(umw_jloc_path(&b, path)), UMW_JLOC_PATH_MAX - 1);
+        cr_assert(strncmp(path, ".a?b?.kkk", 9) == 0, "%s", path);
 }
 
 Test(json, expected_message_at_root_and_below)
