@@ -404,15 +404,24 @@ static void gen_process(yajl_gen g, const struct compose_input *in)
 
 /* ------------------------------------------------------------ linux */
 
-static void gen_idmap(yajl_gen g, const char *key, unsigned id)
+static void gen_idmap_entry(yajl_gen g, unsigned id)
 {
-        umw_jgen_key(g, key);
-        yajl_gen_array_open(g);
         yajl_gen_map_open(g);
         umw_jgen_key_int(g, "containerID", id);
         umw_jgen_key_int(g, "hostID", id);
         umw_jgen_key_int(g, "size", 1);
         yajl_gen_map_close(g);
+}
+
+/* id to itself; with map_root 0 too, ascending (root's runtime: the init
+ * creates the container's files as 0, which must be mapped). */
+static void gen_idmap(yajl_gen g, const char *key, unsigned id, bool map_root)
+{
+        umw_jgen_key(g, key);
+        yajl_gen_array_open(g);
+        if (map_root && id != 0)
+                gen_idmap_entry(g, 0);
+        gen_idmap_entry(g, id);
         yajl_gen_array_close(g);
 }
 
@@ -428,8 +437,8 @@ static void gen_namespaces(yajl_gen g, const struct compose_input *in)
         }
         yajl_gen_array_close(g);
         if (in->user_namespace) {
-                gen_idmap(g, "uidMappings", (unsigned)in->uid);
-                gen_idmap(g, "gidMappings", (unsigned)in->gid);
+                gen_idmap(g, "uidMappings", (unsigned)in->uid, in->map_root);
+                gen_idmap(g, "gidMappings", (unsigned)in->gid, in->map_root);
         }
 }
 

@@ -26,7 +26,8 @@ struct compose_input {
         const char *hostname;            /* "umwelt-<project>" */
         uid_t uid;                       /* identity inside: the invoking user's */
         gid_t gid;
-        bool user_namespace;          /* rootless: map uid/gid to themselves */
+        bool user_namespace;          /* map uid/gid to themselves */
+        bool map_root;                /* and 0 to itself: root's runtime builds as 0 */
         const char *home;             /* $HOME inside: a fresh tmpfs there */
         const char *const *env;       /* the caller's environment (NULL-terminated) */
         const char *const *env_extra; /* names the project passes in (NULL-terminated) */

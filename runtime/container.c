@@ -274,6 +274,7 @@ static pid_t clone_init(struct creation *c, int flags, struct umw_error **err)
 static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
 {
         int flags = ns_clone_flags(c->spec);
+        bool ptraces = init_runtime_ptraces(); /* ours, not the init's in its namespace */
         pid_t pid = clone_init(c, flags, err);
         if (pid < 0)
                 return pid;
@@ -294,6 +295,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .no_pivot = c->o->no_pivot,
                     .no_new_keyring = c->o->no_new_keyring,
                     .new_userns = flags & CLONE_NEWUSER,
+                    .runtime_ptraces = ptraces,
                     .filter = c->filter,
                 };
                 init_main(&a);

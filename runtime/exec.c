@@ -271,7 +271,7 @@ static int namespaces_to_join(pid_t pid)
  * written from outside waits on; cgroup2 placed it at birth, or, on a kernel
  * without CLONE_INTO_CGROUP, takes its "0" too. Only then its cgroup
  * namespace, whose checks a process outside the namespace's root would fail. */
-static int join_cgroups(struct execution *x, bool born_in_unified, int pidfd, bool cgroupns,
+static int join_cgroups(struct execution *x, bool born_in_unified, int cgroupns,
                         struct umw_error **err)
 {
         int r = cgroup_join_self(x->joins, &x->n_joins, err);
@@ -283,21 +283,21 @@ static int join_cgroups(struct execution *x, bool born_in_unified, int pidfd, bo
                         r = umw_fail_sys(err, -r, "join the container's cgroup2 directory");
         }
         umw_close_fdp(&x->unified_fd);
-        if (r == 0 && cgroupns && setns(pidfd, CLONE_NEWCGROUP) < 0)
+        if (r == 0 && cgroupns >= 0 && setns(cgroupns, CLONE_NEWCGROUP) < 0)
                 r = umw_fail_errno(err, "exec: join the cgroup namespace of container '%s'",
                                    x->o->id);
-        close(pidfd);
+        umw_close_fdp(&cgroupns);
         return r;
 }
 
 /* In the grandchild, inside every namespace: become the workload. */
 __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_in_unified,
-                                                 int pidfd, bool cgroupns)
+                                                 int cgroupns)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         _cleanup_free_ char *exe = NULL;
         int fd = x->child_end;
-        if (join_cgroups(x, born_in_unified, pidfd, cgroupns, &err) == 0 &&
+        if (join_cgroups(x, born_in_unified, cgroupns, &err) == 0 &&
             sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
             (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
             process_find_executable(&x->proc, &exe, &err) == 0) {
@@ -327,6 +327,28 @@ static pid_t fork_into_cgroup(int unified_fd, bool *born)
         return pid;
 }
 
+/* The cgroup namespace of pid, opened while we are still outside: once in
+ * the container's user namespace, joining through the pidfd would take the
+ * ptrace access an undumpable init made by the runtime itself (the pause
+ * init in an image's root) refuses to anything inside. The pidfd, still
+ * alive after the open, proves the pid was not reused. */
+static int open_cgroupns(pid_t pid, int pidfd, int *out)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns/cgroup", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+                return -e;
+        }
+        *out = fd;
+        return 0;
+}
+
 /* In the child: join the container, then fork the process that will exec
  * (a new pid namespace only takes children) and report its pid. The cgroup
  * namespace waits for the grandchild: CLONE_INTO_CGROUP is checked against
@@ -340,10 +362,12 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
                 sync_send_error(x->child_end, err);
                 _exit(1);
         }
-        int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
         int flags = namespaces_to_join(x->st.pid);
-        int now = flags & ~CLONE_NEWCGROUP;
-        if (pidfd < 0 || (now && setns(pidfd, now) < 0)) {
+        int now = flags & ~CLONE_NEWCGROUP, cgroupns = -1;
+        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
+        if (pidfd < 0 ||
+            ((flags & CLONE_NEWCGROUP) && open_cgroupns(x->st.pid, pidfd, &cgroupns) < 0) ||
+            (now && setns(pidfd, now) < 0)) {
                 umw_fail_errno(&err, "exec: join the namespaces of container '%s'", x->o->id);
                 sync_send_error(x->child_end, err);
                 _exit(1);
@@ -351,7 +375,7 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         bool born = false;
         pid_t pid = fork_into_cgroup(x->unified_fd, &born);
         if (pid == 0)
-                exec_child(x, born, pidfd, flags & CLONE_NEWCGROUP);
+                exec_child(x, born, cgroupns);
         if (pid < 0) {
                 umw_fail_errno(&err, "exec: fork");
                 sync_send_error(x->child_end, err);
@@ -411,6 +435,20 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
         return r;
 }
 
+/* The joining processes are images of umwelt-run until they exec, and
+ * /proc/PID/exe of them is the host's binary (CVE-2019-5736). They make
+ * themselves undumpable before they join anything, so ptracing them or
+ * opening that link takes CAP_SYS_PTRACE in the user namespace their memory
+ * was made in: ours, where this binary was exec'd (fork keeps it, setns
+ * does not change it). The helper that stays outside also has its creds in
+ * ours, which the ptrace check refuses to a process of a namespace below
+ * without that capability there too. When the container's user namespace
+ * lies strictly below ours (root's and a user's sandbox alike), nothing in
+ * it holds a capability in ours: neither wall can be passed from inside,
+ * and exec runs as it is (security.sh and sandbox-life.sh try both from
+ * inside while exec enters). Otherwise (no user namespace, or one joined by
+ * path that is not below ours) a process of the container may hold
+ * CAP_SYS_PTRACE over us, and exec first re-execs from a sealed copy. */
 int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int *exit_status,
                    struct umw_error **err)
 {
@@ -424,10 +462,7 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);
-        /* Without a user namespace of its own, a process of the container
-         * may hold CAP_SYS_PTRACE over the host: the joining process, an
-         * image of umwelt-run until it execs, runs from a sealed copy. */
-        if (r == 0 && !x.spec->namespaces[SPEC_NS_USER].enabled)
+        if (r == 0 && !selfexe_userns_below_ours(x.st.pid))
                 r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0)
                 r = build_process(&x, err);

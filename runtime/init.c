@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -93,6 +94,14 @@ int make_undumpable(struct umw_error **err)
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return umw_fail_errno(err, "make the init undumpable");
         return 0;
+}
+
+bool init_runtime_ptraces(void)
+{
+        struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+        return syscall(SYS_capget, &head, data) == 0 &&
+               (data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective & CAP_TO_MASK(CAP_SYS_PTRACE));
 }
 
 static int set_names(const struct spec *spec, struct umw_error **err)
@@ -403,11 +412,11 @@ static int pause_here(int conn, struct umw_error **err)
         pause_forever();
 }
 
-static int pause_process(const struct spec_process *p, struct seccomp_filter *filter,
-                         int preserve_fds, int conn, bool new_userns, struct umw_error **err)
+static int pause_process(const struct init_args *a, int conn, struct umw_error **err)
 {
+        const struct spec_process *p = &a->spec->process;
         int keep[] = {conn};
-        int r = apply_process(p, filter, preserve_fds, keep, 1, err);
+        int r = apply_process(p, a->filter, a->preserve_fds, keep, 1, err);
         if (r < 0)
                 return r;
         if (clear_cloexec(conn) < 0)
@@ -417,13 +426,16 @@ static int pause_process(const struct spec_process *p, struct seccomp_filter *fi
         char *const argv[] = {INIT_PAUSE_ARGV0, fd, NULL};
         execve("/proc/self/exe", argv, (char *const *)p->env);
         /* A root without umwelt-run's loader and libraries (an image's): the
-         * init pauses as it is, undumpable with the caller's memory. Only a
-         * runtime holding CAP_SYS_PTRACE can join that, which one in a user
-         * namespace of its own does not: refused there. */
-        if (new_userns)
-                return umw_fail_errno(err, "exec the pause init (a long-lived container in a "
-                                           "user namespace needs umwelt-run and its libraries "
-                                           "to run inside its root)");
+         * init pauses as it is, undumpable with the caller's memory, its mm
+         * the runtime's (made in the runtime's user namespace). Only a
+         * runtime holding CAP_SYS_PTRACE there can join that (root's; a
+         * rootless one cannot): refused for the others. The container's
+         * own processes are kept from it as from a waiting init
+         * (selfexe.h). */
+        if (!a->runtime_ptraces)
+                return umw_fail_errno(err, "exec the pause init (a long-lived container of an "
+                                           "unprivileged runtime needs umwelt-run and its "
+                                           "libraries to run inside its root)");
         return pause_here(conn, err);
 }
 
@@ -470,8 +482,7 @@ void init_main(const struct init_args *a)
                 close(a->start_fd);
                 int keep[] = {conn};
                 if (init_pauses(a->spec, &err) > 0)
-                        pause_process(&a->spec->process, filter, a->preserve_fds, conn,
-                                      a->new_userns, &err);
+                        pause_process(a, conn, &err);
                 else
                         init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1,
                                           &err);

@@ -23,6 +23,7 @@ struct init_args {
         bool no_pivot;
         bool no_new_keyring;
         bool new_userns;
+        bool runtime_ptraces;          /* init_runtime_ptraces() of the umwelt-run that cloned it */
         struct seccomp_filter *filter; /* built by umwelt-run before the clone, or NULL */
 };
 
@@ -53,6 +54,10 @@ int init_pauses(const struct spec *spec, struct umw_error **err);
  * argv to init_pause_main(), which does not return. */
 #define INIT_PAUSE_ARGV0 "umwelt-sandbox-init"
 __attribute__((noreturn)) void init_pause_main(char **argv);
+
+/* Whether this process holds CAP_SYS_PTRACE in its user namespace: what
+ * joining an undumpable image of umwelt-run made there takes. */
+bool init_runtime_ptraces(void);
 
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int make_undumpable(struct umw_error **err);

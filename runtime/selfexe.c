@@ -10,6 +10,8 @@
 #include <string.h>
 #include <fcntl.h>
 #include <linux/memfd.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -72,6 +74,33 @@ bool selfexe_pidns_has_unsealed_runtime(const char *path)
                         return true;
         }
         return false;
+}
+
+static bool same_file(int fd, const struct stat *b)
+{
+        struct stat a;
+        return fstat(fd, &a) == 0 && a.st_ino == b->st_ino && a.st_dev == b->st_dev;
+}
+
+bool selfexe_userns_below_ours(pid_t pid)
+{
+        char path[64];
+        struct stat ours;
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+        _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || stat("/proc/self/ns/user", &ours) < 0 || same_file(ns, &ours))
+                return false;
+        /* Up the chain of parents until ours; EPERM when the next parent is
+         * beyond our namespace, so not below us. Nesting is at most 32 deep. */
+        for (;;) {
+                int parent = ioctl(ns, NS_GET_PARENT);
+                if (parent < 0)
+                        return false;
+                close(ns);
+                ns = parent;
+                if (same_file(ns, &ours))
+                        return true;
+        }
 }
 
 static int make_memfd(void)

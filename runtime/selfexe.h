@@ -18,6 +18,12 @@ struct umw_error;
  * user namespace of its own, and CAP_SYS_PTRACE in the bounding set or a pid
  * namespace shared with others. Such a create runs sealed. */
 bool selfexe_needed(const struct spec *spec);
+/* Whether the user namespace of pid lies strictly below ours (the one this
+ * binary was exec'd in): then no process in it holds a capability in ours,
+ * which ptracing an undumpable image of umwelt-run, or opening its
+ * /proc/PID/exe, takes, and joining it needs no sealed copy (exec.c). False
+ * when in doubt. */
+bool selfexe_userns_below_ours(pid_t pid);
 /* True when pid is an image of umwelt-run that is not a sealed copy. */
 bool selfexe_pid_is_unsealed_runtime(pid_t pid);
 /* True when a process in the pid namespace at path is one. */

@@ -369,7 +369,10 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .hostname = hostname,
             .uid = s->who.uid,
             .gid = s->who.gid,
-            .user_namespace = s->who.rootless,
+            /* Root's sandbox too: nothing in it holds a capability outside
+             * it, over the runtime neither (runtime/exec.c). */
+            .user_namespace = true,
+            .map_root = !s->who.rootless,
             .home = s->who.home,
             .env = (const char *const *)environ,
             .env_extra = (const char *const *)s->policy.env,

@@ -382,6 +382,12 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
         int r = life_lookup(rt, s->container_id, &l, err);
         if (r == 0 && !life_live(&l))
                 r = not_running(s, err);
+        /* A sandbox without a user namespace below ours (one an older
+         * umwelt-run started as root) makes the runtime's exec re-exec from
+         * a sealed copy (runtime/exec.c): done before the audit line, so it
+         * is written once. */
+        if (r == 0 && !selfexe_userns_below_ours((pid_t)l.pid))
+                r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0) {
                 char command[4096];
                 join_args(o->args, command, sizeof(command));
@@ -408,13 +414,8 @@ int sandbox_exec(const struct runtime_opts *rt, const struct sandbox_opts *o, in
                  struct umw_error **err)
 {
         *exit_status = 0;
-        /* Root's sandbox has no user namespace, so the runtime's exec re-execs
-         * umwelt-run from a sealed copy (selfexe.h); done first, so the audit
-         * line is written once. */
-        int r = geteuid() == 0 ? selfexe_reexec_sealed(rt->argv, err) : 0;
         struct sandbox s = SANDBOX_INIT;
-        if (r == 0)
-                r = sandbox_locate(&s, o->project, err);
+        int r = sandbox_locate(&s, o->project, err);
         if (r == 0)
                 r = sandbox_open_audit(&s, err);
         if (r == 0)
