@@ -11,6 +11,8 @@ t_setup
 t_test_user
 
 export HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state
+# The runtime's binary, which nothing in a sandbox may reach.
+RT_DEVINO=$(stat -L -c %d:%i "${UMW_RUNTIME_BIN:-$RT}")
 mkdir -p "$HOME"
 
 # Whatever a failed test left running, as root (T_ROOT) and as the user.
@@ -108,6 +110,21 @@ life() {
         t_eq "$w: exec's working directory is the workspace" "$proj" "$(line 6)"
         capture_split S sandbox run -p "$proj" -- /bin/sh -c "$REPORT" "$proj"
         t_eq "$w: exec sees exactly the walls run sees" "$T_OUT" "$exec_walls" "$T_ERR"
+
+        # A user namespace of its own, root's too (0 mapped to itself); exec
+        # enters it as it is, and the runtime's image it is until it execs
+        # is reached from inside neither through /proc/PID/exe nor by ptrace.
+        t_eq "$w: the sandbox's user namespace maps $uid to itself" "$uid $uid 1" \
+                "$(S sandbox exec -p "$proj" -- cat /proc/self/uid_map </dev/null 2>&1 | tr -s ' ' | sed 's/^ //')"
+        cp "$PROBE" "$proj/probe"
+        S sandbox exec -p "$proj" -- "$proj/probe" watch-runtime "$RT_DEVINO" 3 >"$T_TMP/watch-$w.out" 2>&1 </dev/null &
+        local watcher=$!
+        sleep 0.5
+        for _ in $(seq 20); do S sandbox exec -p "$proj" -- true </dev/null >/dev/null 2>&1; done
+        wait "$watcher"
+        t_match "$w: exec caught entering from inside: its exe and ptrace refused, never reached" \
+                'denied [1-9][0-9]* breached 0$' "$(grep '^runtime' "$T_TMP/watch-$w.out")" "$(cat "$T_TMP/watch-$w.out")"
+        rm -f "$proj/probe"
 
         S sandbox exec -p "$proj" -- /bin/sh -c 'echo kept >/tmp/umwt-mark' </dev/null
         t_eq "$w: a file one exec leaves in the sandbox's /tmp, the next sees" kept \
@@ -209,6 +226,23 @@ life() {
 
 life root
 life user
+
+# Root through sudo: the sandbox runs as the caller, 0 mapped too (the
+# runtime builds it as 0); a file of any other user shows as nobody inside.
+WHO=root
+sproj=$T_TMP/sudo-proj
+mkdir -p "$sproj"
+chown "$U:$G" "$sproj"
+touch "$sproj/theirs"
+chown 12345:12345 "$sproj/theirs"
+SUDO_S=(env SUDO_UID="$U" SUDO_GID="$G" "$RT" --root "$T_ROOT" sandbox)
+capture_split "${SUDO_S[@]}" up -p "$sproj"
+t_eq "sudo: up" 0 "$T_RC" "$T_ERR"
+out=$("${SUDO_S[@]}" exec -p "$sproj" -- /bin/sh -c 'id -u; id -g; awk "{ printf \"%s %s %s,\", \$1, \$2, \$3 }" /proc/self/uid_map; echo; stat -c %u:%g "$0/theirs" /; touch "$0/mine"' "$sproj" </dev/null 2>&1)
+t_eq "sudo: exec runs as the caller, 0 and the caller mapped, another user's file is nobody's, / root's" \
+        "$U $G 0 0 1,$U $U 1, 65534:65534 0:0" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+t_eq "sudo: what exec writes in the workspace is the caller's" "$U:$G" "$(stat -c %u:%g "$sproj/mine" 2>&1)"
+"${SUDO_S[@]}" down -p "$sproj" >/dev/null 2>&1
 
 # As root only: a terminal, signals, an image rootfs, the command line.
 WHO=root

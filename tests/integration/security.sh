@@ -82,6 +82,46 @@ rt delete -f "$id" >/dev/null 2>&1
 cfg_set "$b" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].remove("CAP_SYS_PTRACE")'
 t_eq "host runtime binary unchanged" "$RT_SUM" "$(sha256sum <"$RT_BIN")"
 
+# A container in a user namespace of its own (0 mapped to itself, as root's
+# sandbox has it): exec joins it without a sealed copy. Its root holds every
+# capability there, CAP_SYS_PTRACE included; each umwelt-run image that shows
+# up while exec enters must refuse it both /proc/PID/exe and PTRACE_ATTACH
+# (undumpable, its memory made in the host's user namespace).
+u=$T_TMP/bundle-userns
+make_bundle "$u"
+cfg_set "$u" "set_ns('user')
+c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 0, 'size': 1}]
+c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 0, 'size': 1}]
+c['process']['args'] = ['/bin/probe', 'sleep', '1000']
+import re
+every = [l.strip() for l in open('/usr/include/linux/capability.h') if re.match(r'#define CAP_[A-Z_]+\s+[0-9]+\s*$', l)]
+every = [l.split()[1] for l in every]
+for k in ('bounding', 'effective', 'permitted'): c['process']['capabilities'][k] = every"
+new_id
+idu=$T_LAST_ID
+rt run -d --bundle "$u" "$idu" >"$T_TMP/userns.out" 2>&1 </dev/null
+pidu=$(state_field "$idu" pid)
+eff=$(rt exec "$idu" /bin/probe caps 2>&1 | awk '$1 == "CapEff" { print $2 }')
+t_eq "user namespace container: its processes hold CAP_SYS_PTRACE there" 1 "$(((0x${eff:-0} >> 19) & 1))" "$eff $(cat "$T_TMP/userns.out")"
+rt exec "$idu" /bin/probe watch-runtime "$RT_DEVINO" 4 >"$T_TMP/watch3.out" 2>&1 </dev/null &
+watcher=$!
+sleep 0.5
+for _ in $(seq 20); do rt exec "$idu" /bin/true >/dev/null 2>&1 </dev/null; done
+wait "$watcher"
+res=$(grep '^runtime' "$T_TMP/watch3.out")
+t_match "user namespace exec: the joining runtime was caught from inside and refused" 'denied [1-9][0-9]* ' "$res" "$(cat "$T_TMP/watch3.out")"
+t_match "user namespace exec: its exe and ptrace never reached" 'breached 0$' "$res" "$(cat "$T_TMP/watch3.out")"
+# The control: the same watcher in the container's pid and mount namespaces
+# but the host's user namespace (CAP_SYS_PTRACE over the runtime) gets through.
+nsenter -t "$pidu" -p -m -- /bin/probe watch-runtime "$RT_DEVINO" 3 >"$T_TMP/watch4.out" 2>&1 </dev/null &
+watcher=$!
+sleep 0.5
+for _ in $(seq 10); do rt exec "$idu" /bin/true >/dev/null 2>&1 </dev/null; done
+wait "$watcher"
+t_match "control: a watcher with CAP_SYS_PTRACE over the host reaches the unsealed runtime" 'breached [1-9]' "$(grep '^runtime' "$T_TMP/watch4.out")" "$(cat "$T_TMP/watch4.out")"
+rt delete -f "$idu" >/dev/null 2>&1
+t_eq "host runtime binary unchanged after the user namespace execs" "$RT_SUM" "$(sha256sum <"$RT_BIN")"
+
 # ---------------------------------------------------------------- CVE-2024-21626
 
 run_in "$b" /bin/probe fds

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,11 +28,13 @@
 
 static int usage(void)
 {
-        fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|nr NR [ARG...]|"
-                        "int80 NR|ids|rlimit NAME|"
-                        "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|cwd|ns|hostname|sleep N|"
-                        "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
-                        "spin SECONDS\n");
+        fprintf(stderr,
+                "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|nr NR [ARG...]|"
+                "int80 NR|ids|rlimit NAME|"
+                "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|watch-runtime DEV:INO SECONDS|cwd|"
+                "ns|hostname|sleep N|"
+                "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
+                "spin SECONDS\n");
         return 2;
 }
 
@@ -384,6 +387,92 @@ static int cmd_watch_exe(const char *devino, const char *seconds)
         return writable > 0;
 }
 
+static int runs_binary(const char *exe, dev_t dev, ino_t ino)
+{
+        struct stat st;
+        return stat(exe, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* What an escape through a runtime image needs, tried on pid: its exe
+ * opened (O_PATH, then again for writing) and PTRACE_ATTACH. 2 when either
+ * reached a process still running DEV:INO, 1 when both were refused (EACCES
+ * or EPERM), 0 when it was gone or ran something else by then. */
+static int try_runtime(int pid, dev_t dev, ino_t ino)
+{
+        char exe[64];
+        snprintf(exe, sizeof exe, "/proc/%d/exe", pid);
+        int fd = open(exe, O_PATH | O_CLOEXEC);
+        int open_errno = fd < 0 ? errno : 0;
+        if (fd >= 0) {
+                struct stat st;
+                int hit = fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+                if (hit)
+                        printf("OPENED exe of pid %d, for writing: %s\n", pid,
+                               reopen_writable(fd) ? "yes" : "no");
+                close(fd);
+                return hit ? 2 : 0;
+        }
+        if (ptrace(PTRACE_ATTACH, pid, NULL, NULL) == 0) {
+                waitpid(pid, NULL, __WALL);
+                int hit = runs_binary(exe, dev, ino);
+                if (hit)
+                        printf("ATTACHED pid %d\n", pid);
+                ptrace(PTRACE_DETACH, pid, NULL, NULL);
+                return hit ? 2 : 0;
+        }
+        int ptrace_errno = errno;
+        return (open_errno == EACCES || open_errno == EPERM) && ptrace_errno == EPERM;
+}
+
+static int is_runtime_comm(const char *pid)
+{
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/%s/comm", pid);
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+                return 0;
+        int yes = fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "umwelt-run\n") == 0;
+        fclose(f);
+        return yes;
+}
+
+/* For SECONDS, tries try_runtime on every process named umwelt-run that
+ * appears (an exec entering). Prints "runtime N denied N breached N"; exit
+ * 1 on a breach. */
+static int cmd_watch_runtime(const char *devino, const char *seconds)
+{
+        dev_t dev;
+        ino_t ino;
+        if (parse_devino(devino, &dev, &ino) < 0 || seconds == NULL)
+                return usage();
+        enum { MAX_TRIED = 4096 };
+        static int tried[MAX_TRIED];
+        int ntried = 0, denied = 0, breached = 0;
+        time_t end = time(NULL) + parse_long(seconds);
+        while (time(NULL) < end && ntried < MAX_TRIED) {
+                DIR *d = opendir("/proc");
+                if (d == NULL) {
+                        perror("probe: /proc");
+                        return 2;
+                }
+                struct dirent *e;
+                while ((e = readdir(d)) != NULL && ntried < MAX_TRIED) {
+                        int pid = atoi(e->d_name);
+                        if (!is_pid(e->d_name) || pid_held(tried, ntried, pid) ||
+                            !is_runtime_comm(e->d_name))
+                                continue;
+                        tried[ntried++] = pid;
+                        int r = try_runtime(pid, dev, ino);
+                        denied += r == 1;
+                        breached += r == 2;
+                }
+                closedir(d);
+        }
+        printf("runtime %d denied %d breached %d\n", ntried, denied, breached);
+        fflush(stdout);
+        return breached > 0;
+}
+
 static int cmd_cwd(void)
 {
         char buf[PATH_MAX];
@@ -579,6 +668,8 @@ int main(int argc, char **argv)
                 r = cmd_write_exe(a1);
         else if (strcmp(cmd, "watch-exe") == 0)
                 r = cmd_watch_exe(a1, a2);
+        else if (strcmp(cmd, "watch-runtime") == 0)
+                r = cmd_watch_runtime(a1, a2);
         else if (strcmp(cmd, "cwd") == 0)
                 r = cmd_cwd();
         else if (strcmp(cmd, "ns") == 0)
