@@ -390,6 +390,23 @@ static int place_in_cgroup(struct creation *c, struct umw_error **err)
         return r;
 }
 
+/* GO, the cgroup and the network wall. The wall stands before anything runs
+ * in the container: the init runs nothing of it before READY, so the wall
+ * goes up while the init builds its mounts, unless a createContainer hook
+ * would run in the namespace before that. */
+static int go_and_wall(struct creation *c, struct umw_error **err)
+{
+        bool wall_first = c->spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count > 0;
+        int r = wall_first ? netwall_install(c->spec, c->pid, err) : 0;
+        if (r == 0)
+                r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
+        if (r == 0)
+                r = place_in_cgroup(c, err);
+        if (r == 0 && !wall_first)
+                r = netwall_install(c->spec, c->pid, err);
+        return r;
+}
+
 /* The steps of create, in order; c->pid > 0 once there is an init to kill. */
 static int create_steps(struct creation *c, struct umw_error **err)
 {
@@ -429,15 +446,10 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;
-        /* The network wall before the init goes on: nothing of the workload
-         * runs before it stands. */
-        if ((r = netwall_install(c->spec, c->pid, err)) < 0)
-                return r;
         /* The init builds its mounts from GO on, and waits only for its
          * cgroup: state.json comes after. A create killed before it leaves
          * cgroup directories that delete --force finds from the saved config. */
-        if ((r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 ||
-            (r = place_in_cgroup(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+        if ((r = go_and_wall(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
             (r = run_parent_hooks(c, err)) < 0)
                 return r;
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
