@@ -39,8 +39,12 @@ static int identity_get(struct identity *id, struct umw_error **err)
         id->uid = root ? env_id("SUDO_UID", 0) : getuid();
         id->gid = root ? (gid_t)env_id("SUDO_GID", 0) : getgid();
         id->rootless = !root;
-        struct passwd *pw = getpwuid(id->uid);
-        const char *home = pw && id->uid != getuid() ? pw->pw_dir : getenv("HOME");
+        /* The passwd database only where $HOME does not answer: the lookup
+         * goes through NSS (nsswitch.conf, nscd's socket) at every start. */
+        bool own = id->uid == getuid();
+        const char *env_home = getenv("HOME");
+        struct passwd *pw = own && env_home && env_home[0] == '/' ? NULL : getpwuid(id->uid);
+        const char *home = pw && !own ? pw->pw_dir : env_home;
         if (!home || home[0] != '/')
                 home = pw ? pw->pw_dir : NULL;
         if (!home)
