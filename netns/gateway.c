@@ -348,6 +348,7 @@ static void on_timer(struct loop *l)
                 if (!c->closed)
                         conn_update_events(c);
         }
+        gateway_pool_sweep(&l->gw->pool, now);
         if (l->listeners_paused)
                 pause_listeners(l, false);
 }
@@ -435,6 +436,7 @@ static int serve(struct loop *l, struct umw_error **err)
                 for (int i = 0; i < n; i++)
                         dispatch(l, &events[i]);
                 free_dead(l->gw);
+                gateway_log_flush();
         }
         return 0;
 }
@@ -536,6 +538,8 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
         while (gw->conns)
                 conn_close(gw->conns);
         free_dead(gw);
+        gateway_log_flush();
+        conn_pool_clear(gw);
         gateway_resolver_free(gw->resolver);
         gateway_rules_unref(gw->rules);
         gateway_tls_free(gw);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,6 +69,40 @@ static void request_start(struct conn *c)
         c->up.bytes = c->down.bytes = 0;
 }
 
+static bool pool_key(const struct request *r, const struct gateway_addr *a,
+                     struct gateway_pool_key *k)
+{
+        return gateway_pool_key_set(k, r->host.text, r->port, a);
+}
+
+/* The pool holds connections allowed by one rule set, the current one: a
+ * connection a request of older rules used is closed, and the first one
+ * kept after a reload empties the pool of the older ones. */
+static void pool_put(struct conn *c)
+{
+        struct gateway *gw = c->gw;
+        struct request *r = &c->req;
+        struct gateway_pool_key k;
+        if (r->rules != gw->rules || !pool_key(r, &r->dialled, &k) ||
+            (c->upstream.events && epoll_ctl(gw->epfd, EPOLL_CTL_DEL, c->upstream.fd, NULL) < 0)) {
+                endpoint_close(&c->upstream);
+                return;
+        }
+        c->upstream.events = 0;
+        if (gw->pool_rules != gw->rules) {
+                conn_pool_clear(gw);
+                gw->pool_rules = gateway_rules_ref(gw->rules);
+        }
+        gateway_pool_put(&gw->pool, &k, TAKE_FD(c->upstream.fd), gateway_now_ms());
+}
+
+void conn_pool_clear(struct gateway *gw)
+{
+        gateway_pool_clear(&gw->pool);
+        gateway_rules_unref(gw->pool_rules);
+        gw->pool_rules = NULL;
+}
+
 void request_end(struct conn *c)
 {
         struct request *r = &c->req;
@@ -91,8 +126,11 @@ void request_end(struct conn *c)
             .duration_ms = gateway_now_ms() - r->started_ms,
         };
         gateway_log_request(c->gw->o->log_fd, &rec);
+        if (r->reuse_upstream)
+                pool_put(c);
+        else
+                endpoint_close(&c->upstream);
         request_reset(r);
-        endpoint_close(&c->upstream);
 }
 
 void conn_answer(struct conn *c, int status, const char *decision, const char *reason,
@@ -208,6 +246,7 @@ static void dial_next(struct conn *c)
         struct request *r = &c->req;
         while (r->next_addr < r->n_addrs) {
                 const struct gateway_addr *a = &r->addrs[r->next_addr++];
+                r->dialled = *a;
                 gateway_addr_text(a, r->address, sizeof(r->address));
                 int fd = -1;
                 int rc = gateway_dial(a, r->port, &fd);
@@ -225,6 +264,43 @@ static void dial_next(struct conn *c)
         conn_answerf(c, 502, "allow", strerror(r->connect_errno),
                      "umwelt-gateway: cannot connect to %s:%u (%s): %s.\n", host, r->port,
                      r->address, strerror(r->connect_errno));
+}
+
+/* A plain-HTTP request may go out on an idle connection made for exactly
+ * its host and port to one of the addresses just checked for it, under
+ * the rules that decided it. */
+static bool take_pooled(struct conn *c)
+{
+        struct request *r = &c->req;
+        struct gateway *gw = c->gw;
+        if (r->is_connect || c->terminated || r->rules != gw->pool_rules)
+                return false;
+        for (size_t i = 0; i < r->n_addrs; i++) {
+                struct gateway_pool_key k;
+                int fd = pool_key(r, &r->addrs[i], &k) ? gateway_pool_take(&gw->pool, &k) : -1;
+                if (fd < 0)
+                        continue;
+                r->dialled = r->addrs[i];
+                gateway_addr_text(&r->dialled, r->address, sizeof(r->address));
+                r->pooled = true;
+                c->upstream.fd = fd;
+                c->upstream.events = 0;
+                conn_set_state(c, CONN_FORWARD);
+                /* after a response, the loop that streamed it goes on with
+                 * this request: no recursion from request to request */
+                if (!c->streaming)
+                        conn_stream(c);
+                return true;
+        }
+        return false;
+}
+
+void conn_redial(struct conn *c)
+{
+        endpoint_close(&c->upstream);
+        c->req.pooled = false;
+        c->req.next_addr = 0;
+        dial_next(c);
 }
 
 /* Every address the lookup gave is checked before any is dialled: one
@@ -252,7 +328,8 @@ static void check_and_dial(struct conn *c)
                              v.rule ? v.rule : "", v.rule ? "\"" : "");
                 return;
         }
-        dial_next(c);
+        if (!take_pooled(c))
+                dial_next(c);
 }
 
 void conn_on_lookup(struct conn *c, struct gateway_lookup *l)
@@ -409,15 +486,16 @@ static int canon_path(struct conn *c, const struct http_head *h)
         return -EINVAL;
 }
 
-/* The head to send upstream and where the request body ends. One upstream
- * connection per request: the next request on this client connection is
- * decided and dialled anew. */
+/* The head to send upstream and where the request body ends. An HTTP/1.1
+ * request goes up without Connection: close: the upstream connection may
+ * serve a later request (see struct gateway_pool), each decided anew. */
 static int prepare_forward(struct conn *c, const struct http_head *h)
 {
         struct umw_error *err = NULL;
         char *head = NULL;
         size_t len = 0;
-        if (http_head_write_origin(h, "Connection: close\r\n", &head, &len, &err) < 0) {
+        const char *extra = c->req.http10 ? "Connection: close\r\n" : NULL;
+        if (http_head_write_origin(h, extra, &head, &len, &err) < 0) {
                 conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: %s.\n", err->msg);
                 umw_error_free(err);
                 return -EINVAL;

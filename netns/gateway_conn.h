@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "gateway.h"
+#include "gateway_pool.h"
 #include "gateway_response.h"
 #include "gateway_upstream.h"
 #include "netns/http_head.h"
@@ -45,6 +46,10 @@ struct gateway {
         struct conn *conns; /* a list, for the timer's sweep */
         struct conn *dead;  /* closed during a batch of events, freed after it */
         struct gateway_tls tls;
+        /* Idle upstream connections of plain HTTP, all of them allowed by
+         * pool_rules (a reload empties the pool at its next use). */
+        struct gateway_pool pool;
+        struct gateway_rules *pool_rules;
         unsigned n_conns;
         bool stop;
 };
@@ -131,10 +136,14 @@ struct request {
         struct gateway_lookup *lookup; /* while resolving */
         struct gateway_addr addrs[GATEWAY_ADDRS_MAX];
         size_t n_addrs, next_addr;
+        struct gateway_addr dialled; /* where the upstream connection goes */
+        bool pooled;                 /* it came from the pool, not from a dial */
+        bool reuse_upstream;         /* it goes back to the pool at the end */
         int connect_errno;
         struct framing body; /* the request's */
         bool resp_head_done;
-        struct framing resp; /* the response's */
+        bool resp_keep_alive; /* the server's, see struct response_head */
+        struct framing resp;  /* the response's */
 };
 
 struct conn {
@@ -142,6 +151,7 @@ struct conn {
         struct conn *prev, *next;
         struct endpoint client, upstream;
         bool closed;
+        bool streaming; /* inside conn_stream(), which goes on with a new state */
         enum conn_state state;
         uint64_t state_since_ms, last_io_ms;
         struct flow up;   /* client -> upstream */
@@ -188,6 +198,11 @@ void request_end(struct conn *c);
 void request_reset(struct request *r);
 /* Back to reading the next request head (it may be buffered already). */
 void conn_next_request(struct conn *c);
+/* A pooled upstream connection failed before any byte of the request went
+ * out on it: the request is dialled afresh. */
+void conn_redial(struct conn *c);
+/* Closes the idle upstream connections (at the end). */
+void conn_pool_clear(struct gateway *gw);
 
 /* gateway_stream.c */
 int flow_init(struct flow *f);

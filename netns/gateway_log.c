@@ -1,8 +1,27 @@
+/* The gateway answers many requests in one turn of its loop: their lines
+ * are gathered and appended together when the turn ends (one locked
+ * append instead of one per request), so a line waits at most for the
+ * events of that turn to be handled. Only whole lines are gathered, and the
+ * append writes them whole or cuts them back (audit_append_lines). */
 #include "gateway_log.h"
 #include "src/common/audit.h"
 #include "src/common/error.h"
 #include "src/common/json.h"
 #include "src/common/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Beyond this, the gathered lines go out before the next joins them. */
+#define GATHER_MAX (256 * 1024)
+
+/* One engine per process, one log. */
+static struct {
+        int fd;
+        char *buf;
+        size_t len, cap;
+} gathered = {.fd = -1};
 
 static void key_str_opt(yajl_gen g, const char *key, const char *value)
 {
@@ -31,14 +50,58 @@ static void request_fields(yajl_gen g, void *ctx)
         umw_jgen_key_int(g, "duration_ms", (long long)r->duration_ms);
 }
 
+static void report(struct umw_error *err)
+{
+        umw_error_prefix(&err, "egress log");
+        umw_log_error(err);
+        umw_error_free(err);
+}
+
+void gateway_log_flush(void)
+{
+        struct umw_error *err = NULL;
+        if (gathered.len > 0 &&
+            audit_append_lines(gathered.fd, gathered.buf, gathered.len, &err) < 0)
+                report(err);
+        gathered.len = 0;
+}
+
+static int gather(int fd, const char *line, size_t len)
+{
+        if (fd != gathered.fd || gathered.len + len > GATHER_MAX)
+                gateway_log_flush();
+        gathered.fd = fd;
+        if (gathered.len + len > gathered.cap) {
+                size_t cap = gathered.len + len > GATHER_MAX ? gathered.len + len : GATHER_MAX;
+                char *buf = realloc(gathered.buf, cap);
+                if (!buf)
+                        return -ENOMEM;
+                gathered.buf = buf;
+                gathered.cap = cap;
+        }
+        memcpy(gathered.buf + gathered.len, line, len);
+        gathered.len += len;
+        return 0;
+}
+
 static void append(int fd, const char *event, audit_fields_fn fields, void *ctx)
 {
         struct umw_error *err = NULL;
-        if (fd >= 0 && audit_append_fields(fd, event, fields, ctx, &err) < 0) {
-                umw_error_prefix(&err, "egress log");
-                umw_log_error(err);
-                umw_error_free(err);
+        char *line = NULL;
+        size_t len = 0;
+        if (fd < 0)
+                return;
+        if (audit_line(event, fields, ctx, &line, &len, &err) < 0) {
+                report(err);
+                return;
         }
+        if (gather(fd, line, len) < 0) {
+                /* no room to gather it: after the others, on its own */
+                gateway_log_flush();
+                if (audit_append_lines(fd, line, len, &err) < 0)
+                        report(err);
+        }
+        free(line);
 }
 
 void gateway_log_request(int fd, const struct gateway_record *r)
@@ -62,4 +125,6 @@ void gateway_log_reload(int fd, const char *sandbox, const char *error)
 {
         struct reload_ctx c = {sandbox, error};
         append(fd, "egress-reload", reload_fields, &c);
+        /* whoever sent the SIGHUP waits for this line */
+        gateway_log_flush();
 }

@@ -1,7 +1,9 @@
 /* The egress log: one JSON line per request the gateway answered, appended
  * to the project's log with the audit writer (whole lines only). What a line
  * never holds: a header value (Authorization, Cookie, Proxy-Authorization or
- * any other), a query string, a body. */
+ * any other), a query string, a body. Lines are gathered and appended
+ * together by gateway_log_flush(), which the loop calls after each turn and
+ * before it ends; a reload's line goes out at once, with those before it. */
 #ifndef UMW_NETNS_GATEWAY_LOG_H
 #define UMW_NETNS_GATEWAY_LOG_H
 
@@ -26,12 +28,15 @@ struct gateway_record {
         uint64_t duration_ms;
 };
 
-/* Appends event "egress" to fd; a failure is reported on stderr and
+/* Gathers event "egress" for fd; a failure is reported on stderr and
  * otherwise ignored (the request has happened). fd < 0: nothing. */
 void gateway_log_request(int fd, const struct gateway_record *r);
 
 /* Appends event "egress-reload": the policy was read again (error NULL) or
  * could not be, and every request is refused until it can. */
 void gateway_log_reload(int fd, const char *sandbox, const char *error);
+
+/* Appends what was gathered (a failure is reported on stderr). */
+void gateway_log_flush(void);
 
 #endif

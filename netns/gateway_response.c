@@ -41,6 +41,7 @@ static int parse_status_line(const char *p, size_t n, struct response_head *out)
                         return -EINVAL;
         if (n > 12 && p[12] != ' ')
                 return -EINVAL;
+        out->keep_alive = p[7] == '1'; /* until a Connection field says close */
         out->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
         out->status_line_len = n;
         return out->status >= 100 ? 0 : -EINVAL;
@@ -114,6 +115,34 @@ static int set_framing(struct response_head *h, bool head_request)
         return 0;
 }
 
+/* True when the comma-separated list in f names the field called name. */
+static bool list_names(const struct response_field *f, const char *name, size_t len)
+{
+        const char *p = f->value, *end = f->value + f->value_len;
+        while (p < end) {
+                while (p < end && (*p == ',' || *p == ' ' || *p == '\t'))
+                        p++;
+                const char *t = p;
+                while (p < end && *p != ',' && *p != ' ' && *p != '\t')
+                        p++;
+                if (p > t && (size_t)(p - t) == len && strncasecmp(t, name, len) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* A close anywhere it could be read as one ends the connection. */
+static void set_keep_alive(struct response_head *h)
+{
+        for (size_t i = 0; i < h->n_fields && h->keep_alive; i++) {
+                const struct response_field *f = &h->fields[i];
+                if ((span_is(f->name, f->name_len, "connection") ||
+                     span_is(f->name, f->name_len, "proxy-connection")) &&
+                    list_names(f, "close", 5))
+                        h->keep_alive = false;
+        }
+}
+
 int response_head_parse(const char *buf, size_t len, bool head_request, struct response_head *out)
 {
         long end = head_end(buf, len < RESPONSE_HEAD_MAX ? len : RESPONSE_HEAD_MAX);
@@ -130,23 +159,10 @@ int response_head_parse(const char *buf, size_t len, bool head_request, struct r
                 eol = memchr(p, '\r', (size_t)(stop - p));
                 r = parse_field(p, (size_t)(eol - p), out);
         }
-        return r < 0 ? r : set_framing(out, head_request);
-}
-
-/* True when the comma-separated list in f names the field called name. */
-static bool list_names(const struct response_field *f, const char *name, size_t len)
-{
-        const char *p = f->value, *end = f->value + f->value_len;
-        while (p < end) {
-                while (p < end && (*p == ',' || *p == ' ' || *p == '\t'))
-                        p++;
-                const char *t = p;
-                while (p < end && *p != ',' && *p != ' ' && *p != '\t')
-                        p++;
-                if (p > t && (size_t)(p - t) == len && strncasecmp(t, name, len) == 0)
-                        return true;
-        }
-        return false;
+        if (r < 0)
+                return r;
+        set_keep_alive(out);
+        return set_framing(out, head_request);
 }
 
 static bool is_hop_by_hop(const struct response_head *h, const struct response_field *f)

@@ -31,6 +31,9 @@ struct response_head {
         size_t status_line_len; /* without its CRLF */
         enum response_body body;
         uint64_t content_length;
+        /* HTTP/1.1 and no Connection: close: the server means to read
+         * another request on this connection once the body is through */
+        bool keep_alive;
         size_t n_fields;
         struct response_field fields[RESPONSE_FIELDS_MAX];
 };

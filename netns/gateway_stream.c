@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* What a tunnel's pipe is asked to hold: a few of the largest segments
@@ -127,19 +128,46 @@ static ssize_t send_some(struct endpoint *ep, const char *p, size_t n)
         return w == -EAGAIN ? 0 : w;
 }
 
+/* The extra text is freed once all of it is out. */
+static void extra_sent(struct flow *f)
+{
+        if (f->extra_off == f->extra_len) {
+                free(f->extra);
+                f->extra = NULL;
+                f->extra_len = f->extra_off = 0;
+        }
+}
+
+/* A head the gateway wrote and the bytes after it in one sendmsg() (one
+ * segment for a small response, one system call): plain sockets only. */
+static int write_both(struct flow *f, struct endpoint *ep)
+{
+        size_t head = f->extra_len - f->extra_off;
+        struct iovec iov[2] = {{f->extra + f->extra_off, head}, {f->buf + f->start, f->fwd}};
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+        ssize_t w = sendmsg(ep->fd, &m, MSG_NOSIGNAL);
+        if (w < 0)
+                return would_block(errno) ? 0 : -errno;
+        f->bytes += (uint64_t)w;
+        size_t from_head = (size_t)w < head ? (size_t)w : head;
+        f->extra_off += from_head;
+        f->start += (size_t)w - from_head;
+        f->fwd -= (size_t)w - from_head;
+        extra_sent(f);
+        return 1;
+}
+
 int flow_write(struct flow *f, struct endpoint *ep)
 {
+        if (f->extra && f->fwd > 0 && !ep->ssl)
+                return write_both(f, ep);
         if (f->extra) {
                 ssize_t w = send_some(ep, f->extra + f->extra_off, f->extra_len - f->extra_off);
                 if (w <= 0)
                         return (int)w;
                 f->bytes += (uint64_t)w;
                 f->extra_off += (size_t)w;
-                if (f->extra_off == f->extra_len) {
-                        free(f->extra);
-                        f->extra = NULL;
-                        f->extra_len = f->extra_off = 0;
-                }
+                extra_sent(f);
                 return 1;
         }
         if (f->fwd == 0)
@@ -403,6 +431,7 @@ static int take_response_heads(struct conn *c)
                 if (!interim) {
                         r->status = h.status;
                         r->resp_head_done = true;
+                        r->resp_keep_alive = h.keep_alive;
                         framing_start(&r->resp, response_framing(h.body), h.content_length);
                 }
         }
@@ -427,7 +456,13 @@ static int forward_up(struct conn *c)
                             "umwelt-gateway: the request body's chunked framing is refused.\n");
                 return -1;
         }
-        if ((rc = flow_write(&c->up, &c->upstream)) < 0) {
+        if ((rc = flow_write(&c->up, &c->upstream)) < 0 && r->pooled && c->up.bytes == 0) {
+                /* gone between the pool's look at it and this request:
+                 * nothing of the request went out, so it may go again */
+                conn_redial(c);
+                return -1;
+        }
+        if (rc < 0) {
                 conn_answer(c, 502, NULL, strerror(-rc),
                             "umwelt-gateway: the upstream server closed the connection.\n");
                 return -1;
@@ -473,6 +508,17 @@ static int forward_down(struct conn *c)
         return moved | rc;
 }
 
+/* The upstream connection may serve another request when both messages
+ * ended where their framing said, the server meant to keep it (HTTP/1.1,
+ * no close), and it sent nothing beyond its response. */
+static bool upstream_reusable(const struct conn *c)
+{
+        const struct request *r = &c->req;
+        return !c->terminated && !r->http10 && r->resp_keep_alive && r->body.done &&
+               !flow_pending(&c->up) && r->resp.kind != FRAME_CLOSE && !c->down.eof &&
+               c->down.start == c->down.end && !c->upstream.ssl;
+}
+
 static int step_forward(struct conn *c)
 {
         struct request *r = &c->req;
@@ -488,6 +534,7 @@ static int step_forward(struct conn *c)
          * a server that answered before the request body was through leaves
          * the rest of that body on the wire. */
         bool keep = r->keep_alive && r->body.done && r->resp.kind != FRAME_CLOSE && !c->up.eof;
+        r->reuse_upstream = upstream_reusable(c);
         request_end(c);
         if (keep)
                 conn_next_request(c);
@@ -528,6 +575,8 @@ static int step_closing(struct conn *c)
 void conn_stream(struct conn *c)
 {
         int progress = 1;
+        bool outer = c->streaming;
+        c->streaming = true;
         while (progress > 0 && !c->closed) {
                 switch (c->state) {
                 case CONN_HELLO:
@@ -549,9 +598,10 @@ void conn_stream(struct conn *c)
                         progress = step_closing(c);
                         break;
                 default:
-                        return;
+                        progress = 0;
                 }
         }
+        c->streaming = outer;
 }
 
 void conn_next_request(struct conn *c)

@@ -123,8 +123,8 @@ static int check_line(const char *event, const char *text, struct umw_error **er
         return 0;
 }
 
-static int build_line(const char *event, audit_fields_fn fields, void *ctx, char **out, size_t *len,
-                      struct umw_error **err)
+int audit_line(const char *event, audit_fields_fn fields, void *ctx, char **out, size_t *len,
+               struct umw_error **err)
 {
         yajl_gen g = umw_jgen_new(false);
         if (!g)
@@ -193,7 +193,7 @@ static int cut_partial_tail(int fd, off_t *end, struct umw_error **err)
         return 0;
 }
 
-static int append_locked(int fd, const char *event, const char *line, size_t len,
+static int append_locked(int fd, const char *event, const char *lines, size_t len,
                          struct umw_error **err)
 {
         struct stat st;
@@ -205,7 +205,7 @@ static int append_locked(int fd, const char *event, const char *line, size_t len
                 return r;
         ssize_t n;
         do
-                n = write(fd, line, len);
+                n = write(fd, lines, len);
         while (n < 0 && errno == EINTR);
         if (n == (ssize_t)len)
                 return 0;
@@ -229,22 +229,37 @@ static int flock_retry(int fd, int op)
         return 0;
 }
 
+/* what names the lines in an error: an event, or "lines" for a batch */
+static int append_named(int fd, const char *what, const char *lines, size_t len,
+                        struct umw_error **err)
+{
+        int r = flock_retry(fd, LOCK_EX);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "audit log: lock");
+        r = append_locked(fd, what, lines, len, err);
+        int u = flock_retry(fd, LOCK_UN);
+        if (r == 0 && u < 0)
+                return umw_fail_sys(err, -u, "audit log: unlock");
+        return r;
+}
+
+int audit_append_lines(int fd, const char *lines, size_t len, struct umw_error **err)
+{
+        if (len == 0)
+                return 0;
+        if (lines[len - 1] != '\n')
+                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
+                                "audit log: %zu bytes to append do not end a line", len);
+        return append_named(fd, "lines", lines, len, err);
+}
+
 int audit_append_fields(int fd, const char *event, audit_fields_fn fields, void *ctx,
                         struct umw_error **err)
 {
         _cleanup_free_ char *line = NULL;
         size_t len = 0;
-        int r = build_line(event, fields, ctx, &line, &len, err);
-        if (r < 0)
-                return r;
-        r = flock_retry(fd, LOCK_EX);
-        if (r < 0)
-                return umw_fail_sys(err, -r, "audit log: lock");
-        r = append_locked(fd, event, line, len, err);
-        int u = flock_retry(fd, LOCK_UN);
-        if (r == 0 && u < 0)
-                return umw_fail_sys(err, -u, "audit log: unlock");
-        return r;
+        int r = audit_line(event, fields, ctx, &line, &len, err);
+        return r < 0 ? r : append_named(fd, event, line, len, err);
 }
 
 static void string_fields(yajl_gen g, void *ctx)

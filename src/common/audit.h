@@ -34,6 +34,16 @@ typedef void (*audit_fields_fn)(yajl_gen g, void *ctx);
  * whole lines. */
 int audit_append_fields(int fd, const char *event, audit_fields_fn fields, void *ctx,
                         struct umw_error **err);
+/* The line audit_append_fields() would append (malloc'd, newline-ended,
+ * checked the same way), for a writer that gathers several. */
+int audit_line(const char *event, audit_fields_fn fields, void *ctx, char **out, size_t *len,
+               struct umw_error **err);
+/* Appends len bytes of whole lines made by audit_line() as one append does
+ * a line: one write() under the lock, after a partial last line a crashed
+ * writer left is cut; a write that fails or falls short is cut back whole.
+ * A writer killed inside the write() leaves whole lines and at most part of
+ * one, which the next append cuts. */
+int audit_append_lines(int fd, const char *lines, size_t len, struct umw_error **err);
 /* Same with string members given as a NULL-terminated key, value, key,
  * value, ... vector (NULL: none). */
 int audit_append(int fd, const char *event, const char *const *kv, struct umw_error **err);

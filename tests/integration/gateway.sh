@@ -228,7 +228,7 @@ t_eq "an allowed host over HTTP" "200 000" "$T_CODE" "$T_ERR"
 t_match "... reaches the server with its path" "path=/hello\?q=SECRET-QUERY" "$T_BODY"
 t_match "... the Authorization goes to the server (end to end)" "header:authorization=Bearer SECRET-AUTH-1" "$T_BODY"
 t_nomatch "... Proxy-Authorization does not (hop by hop)" "proxy-authorization" "$T_BODY"
-t_match "... the server is asked to close its side" "header:connection=close" "$T_BODY"
+t_nomatch "... an HTTP/1.1 request goes up without Connection (kept alive)" "header:connection" "$T_BODY"
 line=$(log_line '"path":"/hello"')
 t_match "... logged: method, host, port, path, address, decision, rule, status, bytes, duration" \
         '"sandbox":"gwtest","method":"GET","host":"web.example","port":80,"path":"/hello","address":"11.0.0.10","decision":"allow","rule":"web.example","status":200,"bytes_up":[1-9][0-9]*,"bytes_down":[1-9][0-9]*,"duration_ms":[0-9]+' \
@@ -269,6 +269,81 @@ t_match "... over one connection" "Re-using existing connection|Reusing existing
         "$(in_ns "$SBX" curl -sv --max-time 10 -x http://127.0.0.1:3128 -o /dev/null -o /dev/null http://web.example/c http://web.example/d 2>&1)"
 pcurl http://web.example/e -o /dev/null http://other.example/f
 t_eq "... where each request is decided: the second is refused" "200 000403 000" "$T_CODE" "$T_ERR"
+
+# The upstream pool: plain-HTTP connections the gateway keeps to the
+# servers. The server tells which connection a request came on (peer=) and
+# how many requests that connection carried (served=).
+peer_of() { grep -m1 '^peer=' <<<"$1"; }
+# t_neq NAME OTHER GOT: GOT is a connection, and not OTHER.
+t_neq() {
+        if [[ -n $3 && $3 != "$2" ]]; then
+                t_ok "$1"
+        else
+                t_fail "$1" "expected other than: $2" "got: $3"
+        fi
+}
+pcurl http://web.example/pool/1
+first=$(peer_of "$T_BODY")
+pcurl http://web.example/pool/2
+t_eq "two requests to an allowed host, on two client connections: one upstream connection" \
+        "$first" "$(peer_of "$T_BODY")" "$T_BODY"
+t_match "... which carried both" "served=([2-9]|[1-9][0-9]+)" "$T_BODY"
+t_match "... each logged" '"path":"/pool/2".*"address":"11.0.0.10"' "$(log_line '"path":"/pool/2"')"
+pcurl http://paths.example/public/pool
+t_neq "another host at the same address and port: never the pooled connection" "$first" \
+        "$(peer_of "$T_BODY")"
+pcurl http://web.example/pool/3
+t_eq "... while the first host's is still there for it" "$first" "$(peer_of "$T_BODY")"
+pcurl -0 http://web.example/pool/http10
+t_match "an HTTP/1.0 request goes up asking the server to close" "header:connection=close" "$T_BODY"
+pcurl http://web.example/pool/4
+t_neq "... and its connection is not kept" "$first" "$(peer_of "$T_BODY")"
+pcurl http://methods.example/pool
+mfirst=$(peer_of "$T_BODY")
+mserved=$(grep -m1 '^served=' <<<"$T_BODY")
+pcurl -X DELETE http://methods.example/pool-denied
+t_eq "a request the rules refuse after an allowed one to the same host: 403" "403 000" "$T_CODE" "$T_ERR"
+t_match "... logged as denied" '"method":"DELETE","host":"methods.example".*"decision":"deny".*"status":403' \
+        "$(log_line '"path":"/pool-denied"')"
+pcurl http://methods.example/pool-after
+t_eq "... and it never reached the server on the pooled connection" "$mfirst served=$((${mserved#served=} + 1))" \
+        "$(peer_of "$T_BODY") $(grep -m1 '^served=' <<<"$T_BODY")" "$T_BODY"
+pcurl http://web.example/idle-close/1
+closing=$(peer_of "$T_BODY")
+sleep 0.6
+pcurl http://web.example/idle-close/2
+t_eq "a pooled connection the server closed while idle: the next request still gets through" \
+        "200 000" "$T_CODE" "$T_ERR"
+t_neq "... on a new connection" "$closing" "$(peer_of "$T_BODY")"
+sleep 0.6 # until the server has closed that one too
+# Many requests from parallel clients over kept-alive connections, then
+# every one of them a whole line in the log.
+in_ns "$SBX" "$PY" -c '
+import http.client, sys, threading
+bad = []
+def client(t):
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=10)
+    for i in range(40):
+        c.request("GET", "http://web.example/many/%d/%d" % (t, i), headers={"Host": "web.example"})
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            bad.append(r.status)
+ts = [threading.Thread(target=client, args=(t,)) for t in range(8)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("ok" if not bad else bad)
+' >"$T_TMP/many.out" 2>&1
+t_eq "320 requests from 8 kept-alive clients at once" ok "$(cat "$T_TMP/many.out")"
+n=30
+while ((n-- > 0)) && (($(grep -c '"path":"/many/' "$LOG") < 320)); do
+        sleep 0.1
+done
+t_eq "... one log line each" 320 "$(grep -c '"path":"/many/' "$LOG")"
+t_eq "... each of them whole JSON" 320 "$("$PY" -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) if "/many/" in l and json.loads(l)["event"] == "egress"))' "$LOG")"
+t_eq "... over at most a connection per client upstream" 1 \
+        "$(($(in_ns "$INET" ss -Htn state established '( sport = :80 )' | wc -l) <= 8 + 4))"
 
 pcurl http://denied.example/
 t_eq "a host on the deny list: 403" "403 000" "$T_CODE" "$T_ERR"

@@ -434,3 +434,53 @@ Test(audit, missing_log_is_enoent)
         struct collected c;
         cr_expect_eq(read_log(path, &c, NULL), -ENOENT);
 }
+
+static void gather_line(char **buf, size_t *len, const char *event)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t n = 0;
+        cr_assert_eq(audit_line(event, NULL, NULL, &line, &n, &err), 0);
+        cr_assert_eq(line[n - 1], '\n');
+        *buf = realloc(*buf, *len + n);
+        memcpy(*buf + *len, line, n);
+        *len += n;
+}
+
+Test(audit, gathered_lines_go_out_whole_or_not_at_all)
+{
+        _cleanup_free_ char *path = tmp_path("audit.jsonl");
+        write_raw(path, "{\"time\":\"t\",\"event\":\"start\"}\n{\"time\":\"t\",\"ev");
+        _cleanup_close_ int fd = open_log(path);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        gather_line(&buf, &len, "one");
+        gather_line(&buf, &len, "two");
+        _cleanup_error_ struct umw_error *err = NULL;
+        cr_assert_eq(audit_append_lines(fd, buf, len, &err), 0);
+        struct collected c;
+        cr_assert_eq(read_log(path, &c, NULL), 0);
+        cr_assert_eq(c.n, 3, "the crash's partial line cut, both lines after it");
+        cr_expect_str_eq(c.events[1], "one");
+        cr_expect_str_eq(c.events[2], "two");
+
+        off_t before = file_size(path);
+        cr_assert_lt(audit_append_lines(fd, buf, len - 1, &err), 0, "not ending a line");
+        cr_assert_eq(file_size(path), before);
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                /* room for the first line only: the write falls short */
+                signal(SIGXFSZ, SIG_IGN);
+                struct rlimit rl = {(rlim_t)before + 10, (rlim_t)before + 10};
+                struct umw_error *e = NULL;
+                _exit(setrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+                              audit_append_lines(fd, buf, len, &e) < 0 && e
+                          ? 0
+                          : 1);
+        }
+        int status = 0;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+        cr_expect_eq(file_size(path), before, "a short batch is cut back whole");
+}

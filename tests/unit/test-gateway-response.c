@@ -112,3 +112,17 @@ Test(gateway_response, rewrite_of_bare_fields_fits)
         strcpy(text + strlen(text) - 2, "a:b\r\n\r\n");
         refused(text, -EMSGSIZE);
 }
+
+Test(gateway_response, keep_alive_only_for_http11_without_close)
+{
+        cr_assert(parsed("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n", false).keep_alive);
+        cr_assert(parsed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\n\r\n", false)
+                      .keep_alive);
+        cr_assert(!parsed("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n", false).keep_alive);
+        cr_assert(!parsed("HTTP/1.1 200 OK\r\nConnection: Close\r\n\r\n", false).keep_alive);
+        cr_assert(!parsed("HTTP/1.1 200 OK\r\nConnection: x, close\r\n\r\n", false).keep_alive);
+        cr_assert(!parsed("HTTP/1.1 200 OK\r\nProxy-Connection: close\r\n\r\n", false).keep_alive);
+        cr_assert(!parsed("HTTP/1.1 200 OK\r\nConnection: a\r\nConnection: close\r\n\r\n", false)
+                       .keep_alive);
+        cr_assert(parsed("HTTP/1.1 200 OK\r\nConnection: closed\r\n\r\n", false).keep_alive);
+}

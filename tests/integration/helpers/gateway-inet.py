@@ -1,6 +1,10 @@
 # The test "internet" for gateway.sh: an HTTP server and an HTTPS server (a
 # certificate from the test's CA) that answer every request with what they
-# received, so the test can see what the gateway passed on.
+# received, so the test can see what the gateway passed on, and which
+# connection it came on: "peer=" the gateway's address and port, "served="
+# the requests that connection carried so far. /idle-close/ is answered
+# kept alive, and the connection closed by the server a moment later (as a
+# server's idle timeout does).
 #   gateway-inet.py HTTP_ADDR HTTPS_ADDR CERT KEY READY_FILE
 import http.server
 import socketserver
@@ -41,6 +45,8 @@ class Echo(http.server.BaseHTTPRequestHandler):
         lines = ["method=" + self.command, "path=" + self.path]
         lines += ["header:%s=%s" % (k.lower(), v) for k, v in self.headers.items()]
         lines.append("body_bytes=%d" % len(body))
+        self.served = getattr(self, "served", 0) + 1
+        lines += ["peer=%s:%d" % self.client_address[:2], "served=%d" % self.served]
         out = ("\n".join(lines) + "\n").encode()
         if self.path.startswith("/big/"):
             out = b"x" * int(self.path[5:])
@@ -69,6 +75,10 @@ class Echo(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(out)
+        if self.path.startswith("/idle-close/"):
+            self.wfile.flush()
+            time.sleep(0.2)
+            self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = answer
 
