@@ -78,7 +78,13 @@ static int load_container(struct execution *x, struct umw_error **err)
         if (r < 0)
                 return r;
         enum container_status s = state_status(&x->st, dirfd);
-        if (s != STATUS_RUNNING && s != STATUS_CREATED)
+        bool live = s == STATUS_RUNNING || s == STATUS_CREATED;
+        if (live && !selfexe_userns_below_ours(x->st.pid) &&
+            (r = selfexe_reexec_sealed(x->rt->argv, err)) < 0)
+                return r;
+        if (x->o->loaded && (r = x->o->loaded(x->o->loaded_ctx, &x->st, s, err)) < 0)
+                return r;
+        if (!live)
                 return umw_fail(err, UMW_EXIT_STATE, EINVAL,
                                 "container '%s' is %s: exec needs a running container", x->o->id,
                                 state_status_name(s));
@@ -253,13 +259,15 @@ static int namespaces_to_join(pid_t pid)
         } all[] = {{"user", CLONE_NEWUSER},     {"mnt", CLONE_NEWNS},   {"pid", CLONE_NEWPID},
                    {"net", CLONE_NEWNET},       {"ipc", CLONE_NEWIPC},  {"uts", CLONE_NEWUTS},
                    {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME}};
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns", pid);
+        _cleanup_close_ int theirs = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int ours = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
         int flags = 0;
-        for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
-                char theirs[64], ours[64];
+        for (size_t i = 0; theirs >= 0 && ours >= 0 && i < ARRAY_SIZE(all); i++) {
                 struct stat a, b;
-                snprintf(theirs, sizeof(theirs), "/proc/%d/ns/%s", pid, all[i].name);
-                snprintf(ours, sizeof(ours), "/proc/self/ns/%s", all[i].name);
-                if (stat(theirs, &a) == 0 && stat(ours, &b) == 0 &&
+                if (fstatat(theirs, all[i].name, &a, 0) == 0 &&
+                    fstatat(ours, all[i].name, &b, 0) == 0 &&
                     (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
                         flags |= all[i].flag;
         }
@@ -462,8 +470,6 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);
-        if (r == 0 && !selfexe_userns_below_ours(x.st.pid))
-                r = selfexe_reexec_sealed(rt->argv, err);
         if (r == 0)
                 r = build_process(&x, err);
         if (r == 0)

@@ -7,8 +7,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "state.h"
+
 struct runtime_opts;
 struct umw_error;
+
+/* Called once the container's state is read, with its status, before
+ * anything else is done (and after a re-exec from a sealed copy, so once
+ * per exec); a negative return ends the exec with that error. A container
+ * that is not running or created is refused after it. */
+typedef int (*exec_loaded_fn)(void *ctx, const struct container_state *st,
+                              enum container_status status, struct umw_error **err);
 
 struct exec_opts {
         const char *id;
@@ -23,6 +32,8 @@ struct exec_opts {
         size_t n_caps;
         bool no_new_privs;
         int preserve_fds;
+        exec_loaded_fn loaded; /* or NULL */
+        void *loaded_ctx;
 };
 
 int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int *exit_status,

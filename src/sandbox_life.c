@@ -5,7 +5,6 @@
 #include "sandbox_int.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
-#include "runtime/selfexe.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/json.h"
@@ -375,38 +374,57 @@ static void join_args(char *const *args, char *buf, size_t len)
                 n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", *args);
 }
 
+/* What exec_in learns from the runtime's exec once the state is read. */
+struct exec_audit {
+        struct sandbox *s;
+        const struct sandbox_opts *o;
+        char *bundle; /* set once the sandbox was found live */
+};
+
+/* Called by the runtime's exec with the sandbox's state: a sandbox not
+ * running is refused here with how to start it; a live one gets its audit
+ * line and the time of its last exec before anything runs. After exec's own
+ * re-exec from a sealed copy, where there is one (runtime/exec.c), so the
+ * line is written once. */
+static int exec_found(void *ctx, const struct container_state *st, enum container_status status,
+                      struct umw_error **err)
+{
+        struct exec_audit *a = ctx;
+        if (status == STATUS_STOPPED)
+                return not_running(a->s, err);
+        char command[4096];
+        join_args(a->o->args, command, sizeof(command));
+        const char *kv[] = {"id", a->s->container_id, "command", command, NULL};
+        sandbox_audit(a->s, "exec", kv);
+        if (st->bundle && !(a->bundle = strdup(st->bundle)))
+                return umw_fail_sys(err, ENOMEM, "exec");
+        touch_last_exec(a->bundle);
+        return 0;
+}
+
 static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, struct sandbox *s,
                    int *exit_status, struct umw_error **err)
 {
-        struct life l;
-        int r = life_lookup(rt, s->container_id, &l, err);
-        if (r == 0 && !life_live(&l))
+        struct exec_audit a = {.s = s, .o = o};
+        struct exec_opts eo = {
+            .id = s->container_id,
+            .args = o->args,
+            .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),
+            .tty_set = true,
+            .cwd = o->cwd,
+            .loaded = exec_found,
+            .loaded_ctx = &a,
+        };
+        int r = container_exec(rt, &eo, exit_status, err);
+        if (r < 0 && (*err)->kind == UMW_EXIT_NOTFOUND) {
+                umw_error_freep(err);
                 r = not_running(s, err);
-        /* A sandbox without a user namespace below ours (one an older
-         * umwelt-run started as root) makes the runtime's exec re-exec from
-         * a sealed copy (runtime/exec.c): done before the audit line, so it
-         * is written once. */
-        if (r == 0 && !selfexe_userns_below_ours((pid_t)l.pid))
-                r = selfexe_reexec_sealed(rt->argv, err);
-        if (r == 0) {
-                char command[4096];
-                join_args(o->args, command, sizeof(command));
-                const char *kv[] = {"id", l.id, "command", command, NULL};
-                sandbox_audit(s, "exec", kv);
-                touch_last_exec(l.bundle);
-                struct exec_opts eo = {
-                    .id = l.id,
-                    .args = o->args,
-                    .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),
-                    .tty_set = true,
-                    .cwd = o->cwd,
-                };
-                r = container_exec(rt, &eo, exit_status, err);
-                touch_last_exec(l.bundle);
         }
+        if (a.bundle)
+                touch_last_exec(a.bundle);
+        free(a.bundle);
         if (r == 0 && o->json)
-                sandbox_print_exit(l.id, *exit_status);
-        life_release(&l);
+                sandbox_print_exit(s->container_id, *exit_status);
         return r;
 }
 
