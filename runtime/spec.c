@@ -907,7 +907,8 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
         struct spec *spec = calloc(1, sizeof(*spec));
         if (!spec)
                 return oom(err);
-        int r = umw_json_parse(text, file, &spec->tree, err);
+        /* In one arena: read at every start and exec (the sandbox's: 30 kB). */
+        int r = umw_json_parse_doc(text, file, &spec->tree, err);
         if (r == 0) {
                 umw_jloc_init(&loc, file);
                 r = parse_spec(spec->tree, &loc, spec, err);
@@ -996,7 +997,7 @@ void spec_free(struct spec *spec)
         seccomp_free(spec->seccomp);
         free(spec->masked_paths);
         free(spec->readonly_paths);
-        yajl_tree_free(spec->tree);
+        umw_json_doc_free(spec->tree);
         free(spec);
 }
 

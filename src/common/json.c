@@ -3,9 +3,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
 void umw_jloc_init(struct umw_jloc *loc, const char *file)
 {
@@ -73,6 +77,287 @@ int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw
                                 errbuf[0] ? errbuf : "parse error");
         }
         *out = tree;
+        return 0;
+}
+
+/* ------------------------------------------------------------ documents */
+
+/* The arena's blocks; the root is the first thing in the first block, which
+ * is how umw_json_doc_free finds them. */
+struct doc_block {
+        struct doc_block *next;
+        size_t used, size;
+        alignas(max_align_t) unsigned char data[];
+};
+
+/* A member or element waiting for its container to close. */
+struct doc_item {
+        char *key; /* NULL in an array */
+        yajl_val value;
+};
+
+struct doc_builder {
+        struct doc_block *first, *last;
+        size_t next_size;
+        yajl_val root;
+        char *key; /* the key the next value belongs to */
+        struct doc_item *items;
+        size_t n_items, cap_items;
+        struct doc_open { /* each open container and where its items start */
+                yajl_val value;
+                size_t start;
+        } * opened;
+        size_t n_opened, cap_opened;
+        bool oom; /* a callback stopped the parse for want of memory */
+};
+
+static void *doc_alloc(struct doc_builder *b, size_t size)
+{
+        size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+        if (!b->last || b->last->size - b->last->used < size) {
+                size_t n = size > b->next_size ? size : b->next_size;
+                struct doc_block *block = malloc(sizeof(*block) + n);
+                if (!block) {
+                        b->oom = true;
+                        return NULL;
+                }
+                *block = (struct doc_block){.size = n};
+                if (b->last)
+                        b->last->next = block;
+                else
+                        b->first = block;
+                b->last = block;
+                b->next_size *= 2;
+        }
+        void *p = b->last->data + b->last->used;
+        b->last->used += size;
+        return p;
+}
+
+static char *doc_strndup(struct doc_builder *b, const unsigned char *s, size_t len)
+{
+        char *copy = doc_alloc(b, len + 1);
+        if (copy) {
+                memcpy(copy, s, len);
+                copy[len] = '\0';
+        }
+        return copy;
+}
+
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
+{
+        if (n < *cap)
+                return true;
+        size_t bigger = *cap ? *cap * 2 : 64;
+        void *p = reallocarray(*v, bigger, size);
+        if (!p)
+                return false;
+        *v = p;
+        *cap = bigger;
+        return true;
+}
+
+/* A new value of type t, the root or the next item of the open container. */
+static yajl_val doc_value(struct doc_builder *b, yajl_type t)
+{
+        yajl_val v = doc_alloc(b, sizeof(*v));
+        if (!v)
+                return NULL;
+        memset(v, 0, sizeof(*v));
+        v->type = t;
+        if (!b->n_opened) {
+                b->root = v;
+                return v;
+        }
+        if (!grow((void **)&b->items, &b->cap_items, b->n_items, sizeof(*b->items))) {
+                b->oom = true;
+                return NULL;
+        }
+        b->items[b->n_items++] = (struct doc_item){.key = b->key, .value = v};
+        b->key = NULL;
+        return v;
+}
+
+/* yajl's own reading of an integer (yajl_parse_integer): digits only, an
+ * overflow is not an integer. */
+static bool doc_integer(const char *r, long long *out)
+{
+        const char *p = r + (*r == '-');
+        unsigned long long n = 0, limit = (unsigned long long)LLONG_MAX;
+        if (!*p)
+                return false;
+        for (; *p; p++) {
+                if (*p < '0' || *p > '9' || n > (limit - (unsigned)(*p - '0')) / 10)
+                        return false;
+                n = n * 10 + (unsigned)(*p - '0');
+        }
+        *out = *r == '-' ? -(long long)n : (long long)n;
+        return true;
+}
+
+static int doc_null(void *ctx)
+{
+        return doc_value(ctx, yajl_t_null) != NULL;
+}
+
+static int doc_bool(void *ctx, int value)
+{
+        return doc_value(ctx, value ? yajl_t_true : yajl_t_false) != NULL;
+}
+
+static int doc_number(void *ctx, const char *text, size_t len)
+{
+        yajl_val v = doc_value(ctx, yajl_t_number);
+        if (!v || !(v->u.number.r = doc_strndup(ctx, (const unsigned char *)text, len)))
+                return 0;
+        if (doc_integer(v->u.number.r, &v->u.number.i)) {
+                /* What strtod gives for it: both round the same exact value
+                 * to nearest, and "-0" is negative zero. */
+                v->u.number.d =
+                    v->u.number.i || *v->u.number.r != '-' ? (double)v->u.number.i : -0.0;
+                v->u.number.flags |= YAJL_NUMBER_INT_VALID | YAJL_NUMBER_DOUBLE_VALID;
+                return 1;
+        }
+        v->u.number.i = *v->u.number.r == '-' ? LLONG_MIN : LLONG_MAX;
+        char *end = NULL;
+        errno = 0;
+        v->u.number.d = strtod(v->u.number.r, &end);
+        if (errno == 0 && end && *end == '\0')
+                v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+        return 1;
+}
+
+static int doc_string(void *ctx, const unsigned char *s, size_t len)
+{
+        yajl_val v = doc_value(ctx, yajl_t_string);
+        return v && (v->u.string = doc_strndup(ctx, s, len)) != NULL;
+}
+
+static int doc_key(void *ctx, const unsigned char *s, size_t len)
+{
+        struct doc_builder *b = ctx;
+        return (b->key = doc_strndup(b, s, len)) != NULL;
+}
+
+static int doc_open(struct doc_builder *b, yajl_type t)
+{
+        yajl_val v = doc_value(b, t);
+        if (!v)
+                return 0;
+        if (!grow((void **)&b->opened, &b->cap_opened, b->n_opened, sizeof(*b->opened))) {
+                b->oom = true;
+                return 0;
+        }
+        b->opened[b->n_opened++] = (struct doc_open){.value = v, .start = b->n_items};
+        return 1;
+}
+
+/* The container's items, now that their number is known, into the arena. */
+static int doc_close(struct doc_builder *b)
+{
+        const struct doc_open *o = &b->opened[--b->n_opened];
+        yajl_val c = o->value;
+        const struct doc_item *it = b->items + o->start;
+        size_t n = b->n_items - o->start;
+        b->n_items = o->start;
+        if (n == 0)
+                return 1;
+        yajl_val *values = doc_alloc(b, n * sizeof(*values));
+        if (!values)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                values[i] = it[i].value;
+        if (c->type == yajl_t_array) {
+                c->u.array.values = values;
+                c->u.array.len = n;
+                return 1;
+        }
+        const char **keys = doc_alloc(b, n * sizeof(*keys));
+        if (!keys)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                keys[i] = it[i].key;
+        c->u.object.keys = keys;
+        c->u.object.values = values;
+        c->u.object.len = n;
+        return 1;
+}
+
+static int doc_start_map(void *ctx)
+{
+        return doc_open(ctx, yajl_t_object);
+}
+
+static int doc_start_array(void *ctx)
+{
+        return doc_open(ctx, yajl_t_array);
+}
+
+static int doc_end(void *ctx)
+{
+        return doc_close(ctx);
+}
+
+static void doc_blocks_free(struct doc_block *block)
+{
+        while (block) {
+                struct doc_block *next = block->next;
+                free(block);
+                block = next;
+        }
+}
+
+void umw_json_doc_free(yajl_val doc)
+{
+        if (doc)
+                doc_blocks_free(
+                    (struct doc_block *)((unsigned char *)doc - offsetof(struct doc_block, data)));
+}
+
+int umw_json_parse_doc(const char *text, const char *file, yajl_val *out, struct umw_error **err)
+{
+        static const yajl_callbacks callbacks = {
+            .yajl_null = doc_null,
+            .yajl_boolean = doc_bool,
+            .yajl_number = doc_number,
+            .yajl_string = doc_string,
+            .yajl_start_map = doc_start_map,
+            .yajl_map_key = doc_key,
+            .yajl_end_map = doc_end,
+            .yajl_start_array = doc_start_array,
+            .yajl_end_array = doc_end,
+        };
+        size_t len = strlen(text);
+        struct doc_builder b = {.next_size = 4096 + 4 * len};
+        yajl_handle h = yajl_alloc(&callbacks, NULL, &b);
+        if (!h)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        /* As yajl_tree_parse: comments allowed, the completion's status. */
+        yajl_config(h, yajl_allow_comments, 1);
+        yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
+        st = yajl_complete_parse(h);
+        int r = 0;
+        if (b.oom) {
+                r = umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "%s: out of memory", file);
+        } else if (st != yajl_status_ok) {
+                unsigned char *msg = yajl_get_error(h, 1, (const unsigned char *)text, len);
+                /* yajl's message spans lines; the first one says what and where. */
+                char first[256] = "";
+                if (msg)
+                        snprintf(first, sizeof(first), "%.*s",
+                                 (int)strcspn((const char *)msg, "\n"), (const char *)msg);
+                yajl_free_error(h, msg);
+                r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: invalid JSON: %s", file,
+                             first[0] ? first : "parse error");
+        }
+        yajl_free(h);
+        free(b.items);
+        free(b.opened);
+        if (r < 0) {
+                doc_blocks_free(b.first);
+                return r;
+        }
+        *out = b.root;
         return 0;
 }
 

@@ -40,6 +40,13 @@ struct umw_jloc umw_jloc_index(const struct umw_jloc *parent, size_t index);
 const char *umw_jloc_path(const struct umw_jloc *loc, char buf[static UMW_JLOC_PATH_MAX]);
 
 int umw_json_parse(const char *text, const char *file, yajl_val *out, struct umw_error **err);
+/* The same tree umw_json_parse gives (same types, number flags, member
+ * order, error messages), built in one arena: a few allocations instead of
+ * one or more per value and per member. For a large document read at every
+ * start (config.json). Freed with umw_json_doc_free only, never with
+ * yajl_tree_free, and nothing in it may be freed or replaced on its own. */
+int umw_json_parse_doc(const char *text, const char *file, yajl_val *out, struct umw_error **err);
+void umw_json_doc_free(yajl_val doc);
 /* "FILE: PATH: expected WHAT", classed as bad input. */
 int umw_json_expected(const struct umw_jloc *loc, const char *what, struct umw_error **err);
 

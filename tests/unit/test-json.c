@@ -293,3 +293,101 @@ Test(json, generator)
         cr_assert_eq(len, strlen(want));
         free(out);
 }
+
+/* Whether a and b are the same tree, down to each number's flags and text. */
+static void assert_same_tree(yajl_val a, yajl_val b, const char *where)
+{
+        cr_assert_eq(a->type, b->type, "%s: type", where);
+        switch (a->type) {
+        case yajl_t_string:
+                cr_assert_str_eq(a->u.string, b->u.string, "%s", where);
+                break;
+        case yajl_t_number:
+                cr_assert_str_eq(a->u.number.r, b->u.number.r, "%s", where);
+                cr_assert_eq(a->u.number.flags, b->u.number.flags, "%s: flags of %s", where,
+                             a->u.number.r);
+                if (a->u.number.flags & YAJL_NUMBER_INT_VALID)
+                        cr_assert_eq(a->u.number.i, b->u.number.i, "%s", where);
+                if (a->u.number.flags & YAJL_NUMBER_DOUBLE_VALID)
+                        cr_assert_eq(memcmp(&a->u.number.d, &b->u.number.d, sizeof(double)), 0,
+                                     "%s", where);
+                break;
+        case yajl_t_object:
+                cr_assert_eq(a->u.object.len, b->u.object.len, "%s: members", where);
+                for (size_t i = 0; i < a->u.object.len; i++) {
+                        cr_assert_str_eq(a->u.object.keys[i], b->u.object.keys[i], "%s", where);
+                        assert_same_tree(a->u.object.values[i], b->u.object.values[i],
+                                         a->u.object.keys[i]);
+                }
+                break;
+        case yajl_t_array:
+                cr_assert_eq(a->u.array.len, b->u.array.len, "%s: elements", where);
+                for (size_t i = 0; i < a->u.array.len; i++)
+                        assert_same_tree(a->u.array.values[i], b->u.array.values[i], where);
+                break;
+        default:
+                break;
+        }
+}
+
+static const char *const same_docs[] = {
+    "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"/bin/sh\", \"-c\", \"true\"], "
+    "\"env\": [], \"user\": {\"uid\": 0, \"gid\": 4294967295}}, \"empty\": {}, \"none\": [], "
+    "\"n\": null, \"t\": true, \"f\": false, \"dup\": 1, \"dup\": 2, "
+    "\"deep\": [[[{\"a\": [{}, [], \"\\u00e9\\n\\\"\"]}]]]}",
+    "[0, -0, 1, -1, 9223372036854775807, 9223372036854775808, -9223372036854775807, "
+    "-9223372036854775808, 18446744073709551615, 99999999999999999999, 1.5, -2.25e3, 1e400, "
+    "0.1, 1E2]",
+    "/* comments as yajl_tree_parse allows */ {\"a\": 1 // one\n}",
+    "\"just a string\"",
+    "42",
+    "null",
+};
+
+Test(json, doc_same_tree_as_parse)
+{
+        for (size_t i = 0; i < sizeof(same_docs) / sizeof(same_docs[0]); i++) {
+                yajl_val want = parse(same_docs[i]), got = NULL;
+                _cleanup_error_ struct umw_error *err = NULL;
+                cr_assert_eq(umw_json_parse_doc(same_docs[i], "t.json", &got, &err), 0, "%s: %s",
+                             same_docs[i], err ? err->msg : "?");
+                assert_same_tree(want, got, same_docs[i]);
+                yajl_tree_free(want);
+                umw_json_doc_free(got);
+        }
+}
+
+/* A document larger than the arena's first block, as config.json is. */
+Test(json, doc_spans_blocks)
+{
+        size_t n = 20000, len = 0;
+        char *text = malloc(n * 16 + 16);
+        cr_assert_not_null(text);
+        len += (size_t)sprintf(text, "[");
+        for (size_t i = 0; i < n; i++)
+                len += (size_t)sprintf(text + len, "%s{\"k%zu\":[%zu]}", i ? "," : "", i % 10, i);
+        sprintf(text + len, "]");
+        yajl_val want = parse(text), got = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        cr_assert_eq(umw_json_parse_doc(text, "t.json", &got, &err), 0);
+        assert_same_tree(want, got, "big");
+        yajl_tree_free(want);
+        umw_json_doc_free(got);
+        umw_json_doc_free(NULL);
+        free(text);
+}
+
+Test(json, doc_errors_as_parse)
+{
+        static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "[1] 2",
+                                          "\"\\x\"", "nul"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                _cleanup_error_ struct umw_error *e1 = NULL;
+                _cleanup_error_ struct umw_error *e2 = NULL;
+                yajl_val t = NULL;
+                cr_assert_lt(umw_json_parse(bad[i], "b.json", &t, &e1), 0, "%s", bad[i]);
+                cr_assert_lt(umw_json_parse_doc(bad[i], "b.json", &t, &e2), 0, "%s", bad[i]);
+                cr_assert_str_eq(e1->msg, e2->msg, "'%s'", bad[i]);
+                cr_assert_eq(e2->kind, UMW_EXIT_CONFIG);
+        }
+}
