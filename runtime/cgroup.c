@@ -494,11 +494,17 @@ int cgroup_plan_new(const struct cgroup_request *req, struct cgroup_plan **out,
 /* ---------------------------------------------------------------- writing */
 
 /* A new cpuset cgroup starts with no cpus and no mems, and refuses tasks:
- * copy both from the parent. */
+ * copy both from the parent (an existing one that has them is left). */
 static int cpuset_inherit(int parentfd, int fd)
 {
         static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
         for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                _cleanup_close_ int cur = openat(fd, files[i], O_RDWR | O_CLOEXEC);
+                if (cur < 0)
+                        return -errno;
+                char now[16];
+                if (umw_read_all(cur, now, sizeof(now)) > 1)
+                        continue; /* already set */
                 char buf[4096];
                 _cleanup_close_ int in = openat(parentfd, files[i], O_RDONLY | O_CLOEXEC);
                 if (in < 0)
@@ -506,13 +512,6 @@ static int cpuset_inherit(int parentfd, int fd)
                 ssize_t n = umw_read_all(in, buf, sizeof(buf));
                 if (n < 0)
                         return (int)n;
-                _cleanup_close_ int cur = openat(fd, files[i], O_RDWR | O_CLOEXEC);
-                if (cur < 0)
-                        return -errno;
-                char now[16];
-                ssize_t m = umw_read_all(cur, now, sizeof(now));
-                if (m > 1)
-                        continue; /* already set */
                 if (umw_write_all(cur, buf, (size_t)n) < 0)
                         return -errno;
         }
@@ -608,9 +607,15 @@ static int apply_devices(const struct cgroup_plan *p, const struct hierarchy *h,
                 return cgroup_bpf_devices_attach(dirfd, p->rules, p->n_rules, err);
         if (!p->n_rules || !cgroup_has_controller(h, "devices"))
                 return 0;
+        /* One open file each: every write is a rule of its own. */
+        _cleanup_close_ int deny = -1, allow = -1;
         for (size_t i = 0; i < p->n_rules; i++) {
                 const char *file = p->rules[i].allow ? "devices.allow" : "devices.deny";
-                int r = cgroup_write_at(dirfd, file, p->rules[i].rule);
+                int *fd = p->rules[i].allow ? &allow : &deny;
+                if (*fd < 0)
+                        *fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
+                int r = *fd < 0 ? -errno
+                                : umw_write_all(*fd, p->rules[i].rule, strlen(p->rules[i].rule));
                 if (r < 0)
                         return umw_fail_sys(err, -r, "cgroup %s/%s: write '%s' to %s",
                                             h->mountpoint, p->path, p->rules[i].rule, file);
