@@ -30,23 +30,68 @@ struct cache_head {
         uint32_t n_insns;
 };
 
+/* Decimal numbers and strings written by hand: the key is ~15 kB of them
+ * at every start, and printf's format parsing was most of its cost. */
+static void put_u(FILE *f, unsigned long long v)
+{
+        char digits[24];
+        size_t i = sizeof(digits);
+        do
+                digits[--i] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        fwrite_unlocked(digits + i, 1, sizeof(digits) - i, f);
+}
+
+static void put_d(FILE *f, long long v)
+{
+        if (v < 0)
+                fputc_unlocked('-', f);
+        put_u(f, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+}
+
+static void put_lit(FILE *f, const char *s)
+{
+        fputs_unlocked(s, f);
+}
+
 /* A string with its length in front: no two lists of strings print alike. */
 static void put_str(FILE *f, const char *s)
 {
-        fprintf(f, "%zu:%s\n", strlen(s), s);
+        size_t n = strlen(s);
+        put_u(f, n);
+        fputc_unlocked(':', f);
+        fwrite_unlocked(s, 1, n, f);
+        fputc_unlocked('\n', f);
 }
 
+/* "rule ACTION HAS_ERRNO ERRNO names N", the names, "args N", then
+ * "INDEX OP VALUE VALUE_TWO" for each argument. */
 static void put_rule(FILE *f, const struct spec_seccomp_rule *r)
 {
-        fprintf(f, "rule %d %d %u names %zu\n", (int)r->action, r->has_errno_ret, r->errno_ret,
-                r->n_names);
+        put_lit(f, "rule ");
+        put_d(f, (int)r->action);
+        fputc_unlocked(' ', f);
+        put_d(f, r->has_errno_ret);
+        fputc_unlocked(' ', f);
+        put_u(f, r->errno_ret);
+        put_lit(f, " names ");
+        put_u(f, r->n_names);
+        fputc_unlocked('\n', f);
         for (size_t i = 0; i < r->n_names; i++)
                 put_str(f, r->names[i]);
-        fprintf(f, "args %zu\n", r->n_args);
-        for (size_t i = 0; i < r->n_args; i++)
-                fprintf(f, "%u %d %llu %llu\n", r->args[i].index, (int)r->args[i].op,
-                        (unsigned long long)r->args[i].value,
-                        (unsigned long long)r->args[i].value_two);
+        put_lit(f, "args ");
+        put_u(f, r->n_args);
+        fputc_unlocked('\n', f);
+        for (size_t i = 0; i < r->n_args; i++) {
+                put_u(f, r->args[i].index);
+                fputc_unlocked(' ', f);
+                put_d(f, (int)r->args[i].op);
+                fputc_unlocked(' ', f);
+                put_u(f, r->args[i].value);
+                fputc_unlocked(' ', f);
+                put_u(f, r->args[i].value_two);
+                fputc_unlocked('\n', f);
+        }
 }
 
 char *seccomp_cache_key(const struct spec_seccomp *s, size_t *len)
