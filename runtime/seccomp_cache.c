@@ -104,7 +104,8 @@ char *seccomp_cache_key(const struct spec_seccomp *s, size_t *len)
         if (!f)
                 return NULL;
         const struct scmp_version *v = seccomp_version();
-        fprintf(f, "umwelt seccomp cache 1\nlibseccomp %u.%u.%u api %u native %u\n", v->major,
+        /* 2: programs built as a binary tree (seccomp_build_ctx). */
+        fprintf(f, "umwelt seccomp cache 2\nlibseccomp %u.%u.%u api %u native %u\n", v->major,
                 v->minor, v->micro, seccomp_api_get(), seccomp_arch_native());
         put_str(f, u.release);
         put_str(f, u.version);
