@@ -249,26 +249,35 @@ static int open_channels(struct execution *x, struct umw_error **err)
         return 0;
 }
 
-/* The namespaces of pid that differ from ours: joining our own user
- * namespace again is an error, the others are harmless but pointless. */
-static int namespaces_to_join(pid_t pid)
+/* The namespaces of the container's init that differ from ours: joining
+ * our own user namespace again is an error, the others are harmless but
+ * pointless. Those the config has the init make afresh differ without a
+ * look (a stat of /proc/PID/ns/X costs a ptrace check and a dentry); the
+ * user and time namespaces and those shared or joined by path are
+ * compared. */
+static int namespaces_to_join(const struct execution *x)
 {
         static const struct {
                 const char *name;
-                int flag;
-        } all[] = {{"user", CLONE_NEWUSER},     {"mnt", CLONE_NEWNS},   {"pid", CLONE_NEWPID},
-                   {"net", CLONE_NEWNET},       {"ipc", CLONE_NEWIPC},  {"uts", CLONE_NEWUTS},
-                   {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME}};
+                int flag, type;
+        } all[] = {
+            {"user", CLONE_NEWUSER, SPEC_NS_USER},       {"mnt", CLONE_NEWNS, SPEC_NS_MOUNT},
+            {"pid", CLONE_NEWPID, SPEC_NS_PID},          {"net", CLONE_NEWNET, SPEC_NS_NET},
+            {"ipc", CLONE_NEWIPC, SPEC_NS_IPC},          {"uts", CLONE_NEWUTS, SPEC_NS_UTS},
+            {"cgroup", CLONE_NEWCGROUP, SPEC_NS_CGROUP}, {"time", CLONE_NEWTIME, SPEC_NS_TIME}};
         char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/ns", pid);
+        snprintf(path, sizeof(path), "/proc/%d/ns", x->st.pid);
         _cleanup_close_ int theirs = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int ours = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
         int flags = 0;
         for (size_t i = 0; theirs >= 0 && ours >= 0 && i < ARRAY_SIZE(all); i++) {
+                const struct spec_namespace *n = &x->spec->namespaces[all[i].type];
+                bool fresh = n->enabled && !n->path && all[i].type != SPEC_NS_USER &&
+                             all[i].type != SPEC_NS_TIME;
                 struct stat a, b;
-                if (fstatat(theirs, all[i].name, &a, 0) == 0 &&
-                    fstatat(ours, all[i].name, &b, 0) == 0 &&
-                    (a.st_ino != b.st_ino || a.st_dev != b.st_dev))
+                if (fresh || (fstatat(theirs, all[i].name, &a, 0) == 0 &&
+                              fstatat(ours, all[i].name, &b, 0) == 0 &&
+                              (a.st_ino != b.st_ino || a.st_dev != b.st_dev)))
                         flags |= all[i].flag;
         }
         return flags;
@@ -370,7 +379,7 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
                 sync_send_error(x->child_end, err);
                 _exit(1);
         }
-        int flags = namespaces_to_join(x->st.pid);
+        int flags = namespaces_to_join(x);
         int now = flags & ~CLONE_NEWCGROUP, cgroupns = -1;
         _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
         if (pidfd < 0 ||
