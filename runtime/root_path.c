@@ -101,6 +101,10 @@ static int create_component(int root_fd, char **cur, size_t start, const char *r
 
 int root_open_create(int root_fd, const char *path, enum root_create create, struct umw_error **err)
 {
+        /* Most mount points exist: one lookup then, as the walk would end. */
+        int found = root_openat(root_fd, path, O_PATH, 0);
+        if (found >= 0)
+                return found;
         _cleanup_free_ char *cur = strdup(path);
         if (!cur)
                 return umw_fail_sys(err, ENOMEM, "path");
