@@ -892,20 +892,16 @@ int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, 
         return r;
 }
 
-/* run's own delete, with the config it already has in memory. */
-static int delete_created(struct creation *c, struct umw_error **err)
+/* run's own delete, with the config it already has in memory and the state
+ * it found at start: only the status is looked at again. */
+static int delete_started(struct found *f, struct umw_error **err)
 {
-        struct found f;
-        int r = find(c->rt, c->o->id, &f, err);
-        if (r < 0)
-                return r;
-        f.spec = c->spec;
-        r = delete_found(&f, true, err);
-        found_release(&f);
-        return r;
+        f->status = state_status(&f->st, f->dirfd);
+        return delete_found(f, true, err);
 }
 
-static int run_started(struct creation *c, int *exit_status, struct umw_error **err)
+static int run_started(struct creation *c, struct found *f, int *exit_status,
+                       struct umw_error **err)
 {
         int master = -1;
         if (c->console_peer >= 0) {
@@ -913,12 +909,10 @@ static int run_started(struct creation *c, int *exit_status, struct umw_error **
                 if (r < 0)
                         return r;
         }
-        struct found f;
-        int r = find(c->rt, c->o->id, &f, err);
+        int r = find(c->rt, c->o->id, f, err);
         if (r == 0) {
-                f.spec = c->spec;
-                r = start_found(&f, err);
-                found_release(&f);
+                f->spec = c->spec;
+                r = start_found(f, err);
         }
         /* Unlinked by start: its inode is freed at this last close (on ext4
          * a journal write), better while the workload runs than after. */
@@ -943,14 +937,16 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         creation_init(&c, rt, o);
         c.interactive = !o->detach;
         *exit_status = 0;
+        struct found f = {.rootfd = -1, .dirfd = -1};
         r = create(&c, err);
         if (r == 0) {
-                r = run_started(&c, exit_status, err);
+                r = run_started(&c, &f, exit_status, err);
                 if (r < 0)
                         creation_abort(&c);
                 else if (!o->detach && !o->keep)
-                        r = delete_created(&c, err);
+                        r = delete_started(&f, err);
         }
+        found_release(&f);
         creation_release(&c);
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
