@@ -397,13 +397,16 @@ static int place_in_cgroup(struct creation *c, struct umw_error **err)
 static int go_and_wall(struct creation *c, struct umw_error **err)
 {
         bool wall_first = c->spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count > 0;
-        int r = wall_first ? netwall_install(c->spec, c->pid, err) : 0;
+        _cleanup_close_ int netns = -1;
+        int r = netwall_open(c->spec, c->pid, &netns, err);
+        if (r == 0 && wall_first)
+                r = netwall_install(netns, err);
         if (r == 0)
                 r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
         if (r == 0)
                 r = place_in_cgroup(c, err);
         if (r == 0 && !wall_first)
-                r = netwall_install(c->spec, c->pid, err);
+                r = netwall_install(netns, err);
         return r;
 }
 

@@ -174,18 +174,26 @@ static int run_installer(int netns, int userns, struct umw_error **err)
         return r;
 }
 
-int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err)
+int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_error **err)
 {
+        *netns = -1;
         bool want = false;
         int r = wanted(spec, "config.json", &want, err);
-        if (r < 0 || !want)
-                return r;
-        _cleanup_close_ int netns = -1;
+        if (r == 0 && want)
+                r = open_netns(spec, pid, netns, err);
+        if (r < 0)
+                return umw_error_prefix(err, "%s=%s", NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+        return 0;
+}
+
+int netwall_install(int netns, struct umw_error **err)
+{
+        if (netns < 0)
+                return 0;
         _cleanup_close_ int userns = -1;
         bool done = false;
-        if ((r = open_netns(spec, pid, &netns, err)) == 0 &&
-            (r = install_in_place(netns, &done, err)) == 0 && !done &&
-            (r = owner_userns(netns, &userns, err)) == 0)
+        int r = install_in_place(netns, &done, err);
+        if (r == 0 && !done && (r = owner_userns(netns, &userns, err)) == 0)
                 r = run_installer(netns, userns, err);
         if (r < 0)
                 return umw_error_prefix(err, "%s=%s", NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);

@@ -27,13 +27,17 @@ int netwall_check(const struct spec *spec, const char *file, struct umw_error **
 int netwall_check_caps(const struct spec *spec, const struct spec_caps *caps, const char *where,
                        struct umw_error **err);
 
-/* When the spec asks for it: installs the ruleset in the network namespace
- * of the container whose init is pid (the one the spec joins by path, or
- * the init's new one): root enters it and comes back; otherwise a child
- * enters the namespace's owning user namespace first (a rootless runtime
- * holds CAP_NET_ADMIN only there), then the network namespace. Either way
- * the ruleset is read back, and lo brought up. Any failure is one line
- * naming the annotation and nftables. */
-int netwall_install(const struct spec *spec, pid_t pid, struct umw_error **err);
+/* When the spec asks for it, *netns is the network namespace of the
+ * container whose init is pid (the one the spec joins by path, or the init's
+ * new one); -1 otherwise. Opened before the init is let go: from then on it
+ * may make itself undumpable, and a rootless runtime (no CAP_SYS_PTRACE)
+ * could no longer open its /proc/PID/ns/net. */
+int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_error **err);
+/* Installs the ruleset in netns (nothing for -1): root enters it and comes
+ * back; otherwise a child enters the namespace's owning user namespace first
+ * (a rootless runtime holds CAP_NET_ADMIN only there), then the network
+ * namespace. Either way the ruleset is read back, and lo brought up. Any
+ * failure of either is one line naming the annotation and nftables. */
+int netwall_install(int netns, struct umw_error **err);
 
 #endif
