@@ -393,10 +393,37 @@ static int conditions_of(const char *name, struct conditions *c)
         return 0;
 }
 
-static bool has_conditions(const char *name)
+/* The names some row decides by argument, gathered once per rendering: a
+ * scan of every row for each of the ~500 names was most of its time. */
+struct conditioned {
+        size_t n;
+        const char *names[32];
+};
+
+static int conditioned_collect(struct conditioned *set)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
-                if (rules[i].n_args > 0 && rule_names(&rules[i], name))
+        set->n = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+                if (rules[i].n_args == 0)
+                        continue;
+                for (const char *const *p = rules[i].names; *p; p++) {
+                        size_t k = 0;
+                        while (k < set->n && strcmp(set->names[k], *p) != 0)
+                                k++;
+                        if (k < set->n)
+                                continue;
+                        if (set->n == ARRAY_SIZE(set->names))
+                                return -EINVAL;
+                        set->names[set->n++] = *p;
+                }
+        }
+        return 0;
+}
+
+static bool has_conditions(const struct conditioned *set, const char *name)
+{
+        for (size_t k = 0; k < set->n; k++)
+                if (strcmp(set->names[k], name) == 0)
                         return true;
         return false;
 }
@@ -435,24 +462,21 @@ static void gen_args(yajl_gen g, const struct seccomp_profile_arg *args, size_t 
         yajl_gen_array_close(g);
 }
 
-/* One OCI rule for the names of r that pass keep (all when keep is NULL). */
-static void gen_rule(yajl_gen g, const struct seccomp_profile_rule *r, bool (*keep)(const char *))
+/* One OCI rule for the names of r that are not in skip (all when skip is
+ * NULL). */
+static void gen_rule(yajl_gen g, const struct seccomp_profile_rule *r,
+                     const struct conditioned *skip)
 {
         yajl_gen_map_open(g);
         umw_jgen_key(g, "names");
         yajl_gen_array_open(g);
         for (const char *const *p = r->names; *p; p++)
-                if (!keep || keep(*p))
+                if (!skip || !has_conditions(skip, *p))
                         umw_jgen_str(g, *p);
         yajl_gen_array_close(g);
         gen_action(g, r->verdict);
         gen_args(g, r->args, r->n_args);
         yajl_gen_map_close(g);
-}
-
-static bool decided_without_arguments(const char *name)
-{
-        return !has_conditions(name);
 }
 
 /* The values of the argument that no condition matches, as disjoint masked
@@ -497,7 +521,7 @@ static int gen_fallback(yajl_gen g, const char *name, enum seccomp_profile_verdi
         return 0;
 }
 
-static int gen_row(yajl_gen g, const struct seccomp_profile_rule *r)
+static int gen_row(yajl_gen g, const struct seccomp_profile_rule *r, const struct conditioned *set)
 {
         if (r->n_args > 0) {
                 gen_rule(g, r, NULL);
@@ -505,17 +529,20 @@ static int gen_row(yajl_gen g, const struct seccomp_profile_rule *r)
         }
         bool plain = false;
         for (const char *const *p = r->names; *p; p++)
-                plain |= decided_without_arguments(*p);
+                plain |= !has_conditions(set, *p);
         if (plain)
-                gen_rule(g, r, decided_without_arguments);
+                gen_rule(g, r, set);
         for (const char *const *p = r->names; *p; p++)
-                if (has_conditions(*p) && gen_fallback(g, *p, r->verdict) < 0)
+                if (has_conditions(set, *p) && gen_fallback(g, *p, r->verdict) < 0)
                         return -EINVAL;
         return 0;
 }
 
 int seccomp_profile_gen(yajl_gen g)
 {
+        struct conditioned set;
+        if (conditioned_collect(&set) < 0)
+                return -EINVAL;
         yajl_gen_map_open(g);
         umw_jgen_key_str(g, "defaultAction", "SCMP_ACT_ERRNO");
         umw_jgen_key_int(g, "defaultErrnoRet", ENOSYS);
@@ -526,7 +553,7 @@ int seccomp_profile_gen(yajl_gen g)
         umw_jgen_key(g, "syscalls");
         yajl_gen_array_open(g);
         for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
-                if (gen_row(g, &rules[i]) < 0)
+                if (gen_row(g, &rules[i], &set) < 0)
                         return -EINVAL;
         yajl_gen_array_close(g);
         yajl_gen_map_close(g);
