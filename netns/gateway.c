@@ -525,11 +525,17 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
 
 static int announce_ready(int fd, struct umw_error **err)
 {
-        if (fd < 0)
-                return 0;
-        int r = umw_write_all(fd, "ready\n", 6);
-        close(fd);
+        int r = fd < 0 ? 0 : umw_write_all(fd, "ready\n", 6);
         return r < 0 ? umw_fail_sys(err, -r, "gateway: write to the ready fd") : 0;
+}
+
+/* After a stop as asked: whoever started the gateway tells it from a death
+ * (the fd closes without it), even where it could not get the exit status. */
+static void announce_stopped(int fd)
+{
+        if (fd >= 0 && umw_write_all(fd, "stopped\n", 8) < 0) {
+                /* no one listens any more */
+        }
 }
 
 static void teardown(struct loop *l, const sigset_t *old_mask)
@@ -568,5 +574,9 @@ int gateway_run(const struct gateway_options *o, struct umw_error **err)
                 r = serve(&l, err);
         }
         teardown(&l, l.signal.fd >= 0 ? &old_mask : NULL);
+        if (r == 0)
+                announce_stopped(o->ready_fd);
+        if (o->ready_fd >= 0)
+                close(o->ready_fd);
         return r;
 }

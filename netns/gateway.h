@@ -30,7 +30,8 @@ struct gateway_options {
         const char *upstream_ca; /* what upstream TLS trusts; NULL: the host's store */
         const char *trust_dir;   /* make the CA if missing and write the sandbox's
                                     trust files here; NULL: only open the CA */
-        int ready_fd;            /* written "ready\n" and closed once serving; -1: none */
+        int ready_fd;            /* written "ready\n" once serving, "stopped\n" after a stop
+                                    as asked, closed by gateway_run; -1: none */
         int owner_pidfd;         /* a pidfd of the sandbox's process: when it ends, the
                                     gateway stops (closed by gateway_run); -1: none */
 };

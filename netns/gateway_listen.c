@@ -1,8 +1,12 @@
+/* The gateway's listeners, made inside a sandbox's network namespace: by
+ * umwelt-run before the sandbox starts (socket activation: the door exists
+ * before the workload's first instruction, whether or not the gateway has
+ * finished starting) or by umwelt-gateway --netns itself. */
 #include "gateway_listen.h"
-#include "gateway_upstream.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
+#include "src/common/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +17,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -48,15 +53,27 @@ static int foreign_owner(int netns_fd)
         return fd;
 }
 
+static socklen_t loopback(int family, unsigned port, struct sockaddr_storage *ss)
+{
+        memset(ss, 0, sizeof(*ss));
+        if (family == AF_INET) {
+                struct sockaddr_in *s = (struct sockaddr_in *)ss;
+                s->sin_family = AF_INET;
+                s->sin_port = htons((uint16_t)port);
+                s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                return sizeof(*s);
+        }
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
+        s->sin6_family = AF_INET6;
+        s->sin6_port = htons((uint16_t)port);
+        s->sin6_addr = in6addr_loopback;
+        return sizeof(*s);
+}
+
 static int listen_on(int family, unsigned port, int *out)
 {
-        struct gateway_addr lo = {.family = family};
-        if (family == AF_INET)
-                memcpy(lo.addr, &(uint32_t){htonl(INADDR_LOOPBACK)}, 4);
-        else
-                memcpy(lo.addr, &in6addr_loopback, 16);
         struct sockaddr_storage ss;
-        socklen_t len = gateway_sockaddr(&lo, (uint16_t)port, &ss);
+        socklen_t len = loopback(family, port, &ss);
         int one = 1;
         int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -103,12 +120,37 @@ static void fail_report(int sock, struct listen_report *rep, int errnum, const c
         send_report(sock, rep, NULL);
 }
 
+/* Both listeners in the namespace the calling thread is in; *step says
+ * which failed. The IPv6 one is left out where there is no IPv6 loopback. */
+static int make_listeners(unsigned port, int fds[GATEWAY_LISTEN_MAX], unsigned *n,
+                          const char **step)
+{
+        *n = 0;
+        int r = listen_on(AF_INET, port, &fds[0]);
+        if (r < 0) {
+                *step = "listen on 127.0.0.1";
+                return r;
+        }
+        *n = 1;
+        r = listen_on(AF_INET6, port, &fds[1]);
+        if (r == 0)
+                *n = 2;
+        else if (r != -EADDRNOTAVAIL && r != -EAFNOSUPPORT) {
+                close(fds[0]);
+                *n = 0;
+                *step = "listen on [::1]";
+                return r;
+        }
+        return 0;
+}
+
 /* In the child: never returns. */
 static void __attribute__((noreturn))
 child_listen(int sock, int userns_fd, int netns_fd, unsigned port)
 {
         struct listen_report rep = {0};
         int fds[GATEWAY_LISTEN_MAX];
+        const char *step = NULL;
         if (userns_fd >= 0 && setns(userns_fd, CLONE_NEWUSER) < 0) {
                 fail_report(sock, &rep, errno, "enter the user namespace that owns it");
                 _exit(1);
@@ -117,17 +159,9 @@ child_listen(int sock, int userns_fd, int netns_fd, unsigned port)
                 fail_report(sock, &rep, errno, "enter it");
                 _exit(1);
         }
-        int r = listen_on(AF_INET, port, &fds[0]);
+        int r = make_listeners(port, fds, &rep.n, &step);
         if (r < 0) {
-                fail_report(sock, &rep, -r, "listen on 127.0.0.1");
-                _exit(1);
-        }
-        rep.n = 1;
-        r = listen_on(AF_INET6, port, &fds[1]);
-        if (r == 0)
-                rep.n = 2;
-        else if (r != -EADDRNOTAVAIL && r != -EAFNOSUPPORT) {
-                fail_report(sock, &rep, -r, "listen on [::1]");
+                fail_report(sock, &rep, -r, step);
                 _exit(1);
         }
         send_report(sock, &rep, fds);
@@ -172,12 +206,11 @@ static int reap(pid_t pid)
         return 0;
 }
 
-int gateway_listen_in_netns(const char *netns_path, unsigned port, int fds[GATEWAY_LISTEN_MAX],
-                            size_t *n, struct umw_error **err)
+/* Through a forked child, which may join the user namespace that owns the
+ * network namespace: joining a user namespace cannot be undone. */
+static int listen_from_child(const char *netns_path, int netns_fd, unsigned port,
+                             int fds[GATEWAY_LISTEN_MAX], size_t *n, struct umw_error **err)
 {
-        _cleanup_close_ int netns_fd = open(netns_path, O_RDONLY | O_CLOEXEC);
-        if (netns_fd < 0)
-                return umw_fail_errno(err, "open network namespace %s", netns_path);
         _cleanup_close_ int userns_fd = foreign_owner(netns_fd);
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -206,4 +239,40 @@ int gateway_listen_in_netns(const char *netns_path, unsigned port, int fds[GATEW
                 return umw_fail_sys(err, -rr, "waitpid");
         *n = rep.n;
         return 0;
+}
+
+/* In this thread, where it may enter the namespace itself (root, whose
+ * capabilities reach every user namespace): no fork. 1 when it may not
+ * (EPERM: a rootless caller), 0 done. The thread always comes back to its
+ * own namespace; where it cannot, nothing that dials may run in it. */
+static int listen_here(const char *netns_path, int netns_fd, unsigned port,
+                       int fds[GATEWAY_LISTEN_MAX], size_t *n, struct umw_error **err)
+{
+        _cleanup_close_ int own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        if (own < 0)
+                return umw_fail_errno(err, "open /proc/thread-self/ns/net");
+        if (setns(netns_fd, CLONE_NEWNET) < 0)
+                return errno == EPERM ? 1 : umw_fail_errno(err, "enter %s", netns_path);
+        unsigned got = 0;
+        const char *step = NULL;
+        int r = make_listeners(port, fds, &got, &step);
+        if (setns(own, CLONE_NEWNET) < 0) {
+                umw_fail_errno(err, "back from %s to our own network namespace", netns_path);
+                umw_log_error(*err);
+                abort();
+        }
+        if (r < 0)
+                return umw_fail_sys(err, -r, "network namespace %s: %s", netns_path, step);
+        *n = got;
+        return 0;
+}
+
+int gateway_listen_in_netns(const char *netns_path, unsigned port, int fds[GATEWAY_LISTEN_MAX],
+                            size_t *n, struct umw_error **err)
+{
+        _cleanup_close_ int netns_fd = open(netns_path, O_RDONLY | O_CLOEXEC);
+        if (netns_fd < 0)
+                return umw_fail_errno(err, "open network namespace %s", netns_path);
+        int r = listen_here(netns_path, netns_fd, port, fds, n, err);
+        return r == 1 ? listen_from_child(netns_path, netns_fd, port, fds, n, err) : r;
 }

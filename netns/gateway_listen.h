@@ -11,13 +11,14 @@ struct umw_error;
 #define GATEWAY_LISTEN_MAX 2
 
 /* Opens the network namespace at netns_path (a bind mount such as
- * /run/netns/NAME, or /proc/PID/ns/net) and makes the listeners inside it:
- * a forked child enters the user namespace that owns it (when that is not
- * ours: a rootless sandbox) and the namespace, creates, binds and listens,
- * and sends the sockets back over a socketpair. Joining a user namespace
- * cannot be undone, which is why a child does it. fds gets the sockets
- * (non-blocking, close-on-exec), *n their count: 2, or 1 where the namespace
- * has no IPv6 loopback. */
+ * /run/netns/NAME, or /proc/PID/ns/net) and makes the listeners inside it.
+ * Where the caller may enter it (root), the calling thread does, creates,
+ * binds and listens, and comes back; otherwise (a rootless sandbox) a
+ * forked child enters the user namespace that owns it and the namespace,
+ * and sends the sockets back over a socketpair: joining a user namespace
+ * cannot be undone. fds gets the sockets (non-blocking, close-on-exec), *n
+ * their count: 2, or 1 where the namespace has no IPv6 loopback. A
+ * connection made to them waits in their backlog until someone accepts. */
 int gateway_listen_in_netns(const char *netns_path, unsigned port, int fds[GATEWAY_LISTEN_MAX],
                             size_t *n, struct umw_error **err);
 

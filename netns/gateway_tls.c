@@ -11,6 +11,7 @@
 #include "gateway_policy.h"
 #include "netns/tls_ca.h"
 #include "netns/tls_io.h"
+#include "netns/tls_paths.h"
 #include "netns/tls_leaf.h"
 #include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
@@ -26,8 +27,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-
-#define TRUST_FILE_MAX (16 << 20)
 
 /* With trust_dir the CA is made on first use and the sandbox's trust files
  * written before the gateway says ready, so the sandbox never starts
@@ -71,53 +70,6 @@ static int open_upstream(struct gateway_tls *t, const char *ca_file, struct umw_
         return r;
 }
 
-/* The file's bytes, or NULL where it cannot be read. */
-static char *slurp(const char *path, size_t *len)
-{
-        char *text = NULL;
-        struct umw_error *err = NULL;
-        if (umw_read_file_at(AT_FDCWD, path, TRUST_FILE_MAX, &text, len, &err) < 0)
-                umw_error_free(err);
-        return text;
-}
-
-static char *slurp_in(const char *dir, const char *name, size_t *len)
-{
-        _cleanup_free_ char *path = NULL;
-        if (asprintf(&path, "%s/%s", dir, name) < 0) {
-                path = NULL;
-                return NULL;
-        }
-        return slurp(path, len);
-}
-
-/* The trust files already say what tls_trust_write() would write: the CA
- * as its directory holds it, and the host's roots followed by it. Compared
- * by bytes, without OpenSSL, so that a start whose rules need no
- * termination parses no certificate at all (the host's roots cost tens of
- * milliseconds). */
-static bool trust_current(const char *trust_dir)
-{
-        _cleanup_free_ char *ca_dir = NULL, *ca = NULL, *own = NULL, *roots = NULL, *bundle = NULL;
-        size_t ca_len = 0, own_len = 0, roots_len = 0, bundle_len = 0;
-        struct umw_error *err = NULL;
-        if (tls_state_dir("ca", &ca_dir, &err) < 0) {
-                umw_error_free(err);
-                return false;
-        }
-        ca = slurp_in(ca_dir, TLS_CA_CERT_FILE, &ca_len);
-        own = slurp_in(trust_dir, TLS_TRUST_CA_FILE, &own_len);
-        roots = slurp(TLS_TRUST_ROOTS, &roots_len);
-        bundle = slurp_in(trust_dir, TLS_TRUST_BUNDLE_FILE, &bundle_len);
-        if (!ca || !own || !roots || !bundle || ca_len == 0)
-                return false;
-        size_t nl = roots_len > 0 && roots[roots_len - 1] != '\n';
-        return own_len == ca_len && memcmp(own, ca, ca_len) == 0 &&
-               bundle_len == roots_len + nl + ca_len && memcmp(bundle, roots, roots_len) == 0 &&
-               (!nl || bundle[roots_len] == '\n') &&
-               memcmp(bundle + roots_len + nl, ca, ca_len) == 0;
-}
-
 int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, const char *trust_dir,
                       struct umw_error **err)
 {
@@ -128,7 +80,7 @@ int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, const char *t
         /* Rules that need no termination need no CA now (a reload that
          * brings one opens it), only trust files that are up to date. */
         if (!gateway_policy_inspecting_rule(&gw->rules->rules) &&
-            (!trust_dir || trust_current(trust_dir)))
+            (!trust_dir || tls_trust_current(trust_dir)))
                 return 0;
         struct umw_error *ca_err = NULL;
         if (open_term(&gw->tls, trust_dir, &ca_err) == 0)

@@ -195,12 +195,15 @@ static void *worker(void *arg)
         return NULL;
 }
 
-static int start_workers(struct gateway_resolver *r, struct umw_error **err)
+/* With the first name to resolve: a gateway that resolves none (a sandbox
+ * that ends before it asks) starts no thread. Fewer threads than asked for
+ * still serve; none is an error (-errno). */
+static int start_workers(struct gateway_resolver *r)
 {
-        for (size_t i = 0; i < RESOLVER_THREADS; i++) {
-                int rc = pthread_create(&r->threads[i], NULL, worker, r);
+        while (r->n_threads < RESOLVER_THREADS) {
+                int rc = pthread_create(&r->threads[r->n_threads], NULL, worker, r);
                 if (rc != 0)
-                        return umw_fail_sys(err, rc, "start a resolver thread");
+                        return r->n_threads ? 0 : -rc;
                 r->n_threads++;
         }
         return 0;
@@ -222,7 +225,7 @@ int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
                 r->from_file = true;
                 rc = hosts_load(r, hosts_file, err);
         } else
-                rc = start_workers(r, err);
+                rc = 0;
         if (rc < 0) {
                 gateway_resolver_free(r);
                 return rc;
@@ -265,6 +268,11 @@ int gateway_resolver_submit(struct gateway_resolver *r, struct gateway_lookup *l
 {
         if (r->from_file) {
                 hosts_lookup(r, l);
+                return 1;
+        }
+        int rc = r->n_threads ? 0 : start_workers(r);
+        if (rc < 0) {
+                l->rc = rc;
                 return 1;
         }
         l->next = NULL;

@@ -39,7 +39,8 @@ struct gateway_lookup {
 
 struct gateway_resolver;
 
-/* hosts_file NULL: getaddrinfo() in worker threads. */
+/* hosts_file NULL: getaddrinfo() in worker threads, started by the first
+ * lookup (one that cannot start any is answered at once with its error). */
 int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
                          struct umw_error **err);
 /* Stops and joins the workers (waiting for lookups in progress) and frees

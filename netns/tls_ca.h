@@ -35,9 +35,8 @@
 
 struct umw_error;
 
-#define TLS_CA_KEY_FILE  "ca.key"
-#define TLS_CA_CERT_FILE "ca.crt"
-#define TLS_CA_DAYS      3650
+#define TLS_CA_KEY_FILE "ca.key"
+#define TLS_CA_DAYS     3650
 
 struct tls_ca;
 

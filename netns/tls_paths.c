@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const struct tls_trust_var tls_trust_vars[] = {
     {"SSL_CERT_FILE", TLS_TRUST_BUNDLE_FILE},      {"CURL_CA_BUNDLE", TLS_TRUST_BUNDLE_FILE},
@@ -109,4 +111,67 @@ void tls_trust_env_free(char **env)
         for (char **e = env; *e; e++)
                 free(*e);
         free(env);
+}
+
+/* A file mapped read-only (the host's roots are a few hundred kB: mapped,
+ * not copied, since umwelt-run compares them on every start with egress). */
+struct mapped {
+        const char *p;
+        size_t len;
+};
+
+static void unmap(struct mapped *m)
+{
+        if (m->p && m->len)
+                munmap((void *)m->p, m->len);
+        *m = (struct mapped){0};
+}
+
+/* false where it cannot be read or is empty. */
+static bool map_at(const char *dir, const char *name, struct mapped *m)
+{
+        char path[4096];
+        if (dir && snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+                return false;
+        _cleanup_close_ int fd = open(dir ? path : name, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+                return false;
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+                return false;
+        *m = (struct mapped){.p = p, .len = (size_t)st.st_size};
+        return true;
+}
+
+static bool bundle_current(const struct mapped *ca, const struct mapped *own,
+                           const struct mapped *roots, const struct mapped *bundle)
+{
+        size_t nl = roots->p[roots->len - 1] != '\n';
+        return own->len == ca->len && memcmp(own->p, ca->p, ca->len) == 0 &&
+               bundle->len == roots->len + nl + ca->len &&
+               memcmp(bundle->p, roots->p, roots->len) == 0 &&
+               (!nl || bundle->p[roots->len] == '\n') &&
+               memcmp(bundle->p + roots->len + nl, ca->p, ca->len) == 0;
+}
+
+bool tls_trust_current(const char *trust_dir)
+{
+        _cleanup_free_ char *ca_dir = NULL;
+        struct umw_error *err = NULL;
+        if (tls_state_dir("ca", &ca_dir, &err) < 0) {
+                umw_error_free(err);
+                return false;
+        }
+        struct mapped ca = {0}, own = {0}, roots = {0}, bundle = {0};
+        bool current = map_at(ca_dir, TLS_CA_CERT_FILE, &ca) &&
+                       map_at(trust_dir, TLS_TRUST_CA_FILE, &own) &&
+                       map_at(NULL, TLS_TRUST_ROOTS, &roots) &&
+                       map_at(trust_dir, TLS_TRUST_BUNDLE_FILE, &bundle) &&
+                       bundle_current(&ca, &own, &roots, &bundle);
+        unmap(&ca);
+        unmap(&own);
+        unmap(&roots);
+        unmap(&bundle);
+        return current;
 }

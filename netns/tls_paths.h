@@ -6,10 +6,12 @@
 #ifndef UMW_NETNS_TLS_PATHS_H
 #define UMW_NETNS_TLS_PATHS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct umw_error;
 
+#define TLS_CA_CERT_FILE      "ca.crt" /* in the CA's directory (tls_ca.h) */
 #define TLS_TRUST_ROOTS       "/etc/ssl/certs/ca-certificates.crt"
 #define TLS_TRUST_BUNDLE_FILE "ca-bundle.crt"
 #define TLS_TRUST_CA_FILE     "umwelt-ca.crt"
@@ -35,6 +37,14 @@ int tls_state_mkdir(const char *path, struct umw_error **err);
 /* Opens dir, made 0755 when missing (its missing parents 0700): what
  * tls_trust_write() fills and a sandbox gets read-only. */
 int tls_trust_dir_open(const char *dir, int *out, struct umw_error **err);
+
+/* Whether the trust files in trust_dir already say what the gateway would
+ * write: the CA as its directory holds it, and the host's roots followed by
+ * it. Compared by bytes, without OpenSSL, so that a start whose rules need
+ * no termination parses no certificate at all (the host's roots cost tens
+ * of milliseconds), and so that umwelt-run knows whether the sandbox's
+ * trust files are there before its gateway has run. */
+bool tls_trust_current(const char *trust_dir);
 
 /* "NAME=INSIDE/FILE" for each of tls_trust_vars, inside_dir NULL meaning
  * TLS_TRUST_INSIDE: a NULL-terminated array for the sandbox's environment,

@@ -1,13 +1,15 @@
 /* A sandbox's egress gateway as a process: found next to umwelt-run or in
- * the install's bindir, started from the host's side against the sandbox
- * init's network namespace (umwelt-gateway(1)), recorded in the bundle by
- * pid and start time so that a later down, gc or reload signals that process
- * and never another that got its pid, and stopped. */
+ * the install's bindir, started from the host's side with listeners this
+ * process made inside the sandbox init's network namespace (socket
+ * activation, umwelt-gateway(1)), recorded in the bundle by pid and start
+ * time so that a later down, gc or reload signals that process and never
+ * another that got its pid, and stopped. */
 #include "sandbox_int.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
 #include "src/common/log.h"
+#include "netns/gateway_listen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GATEWAY_BIN "umwelt-gateway"
+#define GATEWAY_BIN  "umwelt-gateway"
+#define GATEWAY_PORT 3128
 /* How long the gateway has to make its listeners and say "ready". */
 #define GATEWAY_READY_MS 10000
 /* How long it has to close its connections on SIGTERM. */
@@ -162,24 +166,39 @@ void sandbox_gateway_stop(const char *bundle)
                 ;
 }
 
+/* What the gateway inherits besides its stdio: the listeners, a pidfd of
+ * the sandbox's init, and where it is waited for, its ready pipe (-1 where
+ * not). */
+struct inherited {
+        int fds[GATEWAY_LISTEN_MAX + 2]; /* each of them, for the child to keep */
+        size_t n;
+        int listen[GATEWAY_LISTEN_MAX];
+        size_t n_listen;
+        int owner, ready;
+};
+
 /* In the child: what the gateway gets is its argv, /dev/null for stdin,
- * the bundle's GATEWAY_ERR_FILE for stdout and stderr and the ready pipe;
- * its own session, default signals; with tied, SIGTERM when we die. */
+ * the bundle's GATEWAY_ERR_FILE for stdout and stderr and the inherited
+ * fds; its own session, default signals; with tied, SIGTERM when we die. */
 static void __attribute__((noreturn))
-exec_gateway(char *const argv[], int devnull, int out, int ready, bool tied, pid_t parent)
+exec_gateway(char *const argv[], int devnull, int out, const struct inherited *keep, bool tied,
+             pid_t parent)
 {
         sigset_t none;
         sigemptyset(&none);
         if ((tied && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)) ||
             setsid() < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 ||
-            dup2(out, STDERR_FILENO) < 0 || umw_close_fds_from(3, &ready, 1) < 0 ||
-            fcntl(ready, F_SETFD, 0) < 0)
+            dup2(out, STDERR_FILENO) < 0 || umw_close_fds_from(3, keep->fds, keep->n) < 0)
                 _exit(127);
+        for (size_t i = 0; i < keep->n; i++)
+                if (fcntl(keep->fds[i], F_SETFD, 0) < 0)
+                        _exit(127);
         signal(SIGHUP, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
         execv(argv[0], argv);
+        dprintf(STDERR_FILENO, "umwelt-run: exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
 }
 
@@ -198,22 +217,41 @@ static void last_words(int fd, char *buf, size_t len)
         snprintf(buf, len, ": %s", line ? line + 1 : text);
 }
 
-static int wait_ready(int ready, int out, pid_t pid, struct umw_error **err)
+/* Reaps the gateway where run's reaping of every child left it, and
+ * closes its fds. */
+static void reap(struct sandbox_gateway *gw, siginfo_t *si)
+{
+        *si = (siginfo_t){0};
+        while (waitid(P_PIDFD, (id_t)gw->pidfd, si, WEXITED) < 0 && errno == EINTR)
+                ;
+        umw_close_fdp(&gw->pidfd);
+        umw_close_fdp(&gw->ready);
+}
+
+static void kill_reap(struct sandbox_gateway *gw, siginfo_t *si)
+{
+        pidfd_send_signal(gw->pidfd, SIGKILL, NULL, 0);
+        reap(gw, si);
+}
+
+static int wait_ready(struct sandbox_gateway *gw, int out, struct umw_error **err)
 {
         char buf[8] = "";
-        bool answered = wait_readable(ready, GATEWAY_READY_MS);
-        ssize_t n = answered ? read(ready, buf, sizeof(buf) - 1) : 0;
-        if (n >= 5 && strncmp(buf, "ready", 5) == 0)
+        bool answered = wait_readable(gw->ready, GATEWAY_READY_MS);
+        ssize_t n = answered ? read(gw->ready, buf, sizeof(buf) - 1) : 0;
+        if (n >= 6 && strncmp(buf, "ready\n", 6) == 0)
                 return 0;
-        kill(pid, SIGKILL);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+        /* One that closed the fd is on its way out: its exit status says
+         * whether it refused bad input. */
+        if (answered)
+                wait_readable(gw->pidfd, GATEWAY_STOP_MS);
+        siginfo_t si;
+        kill_reap(gw, &si);
         char why[512];
         last_words(out, why, sizeof(why));
         /* A gateway that refused bad input (a CA it may not use, say) makes
          * it the sandbox's bad input too: the same exit code. */
-        bool config = WIFEXITED(status) && WEXITSTATUS(status) == UMW_EXIT_CONFIG;
+        bool config = si.si_code == CLD_EXITED && si.si_status == UMW_EXIT_CONFIG;
         return umw_fail(err, config ? UMW_EXIT_CONFIG : UMW_EXIT_FAILURE, ECONNREFUSED,
                         "egress: the gateway did not start%s%s: the sandbox does not start "
                         "without it",
@@ -236,47 +274,194 @@ static int open_outputs(const struct sandbox *s, int *devnull, int *out, struct 
         return *devnull < 0 ? umw_fail_errno(err, "open /dev/null") : 0;
 }
 
-int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, pid_t *pid,
-                          struct umw_error **err)
+static void inherited_close(struct inherited *in)
 {
-        char ns_pid[24], ready_fd[16], policy[4096];
-        _cleanup_free_ char *log = sandbox_egress_log(s);
-        _cleanup_close_ int devnull = -1, out = -1, ready_r = -1, ready_w = -1;
-        int pipefd[2];
-        int r = log ? open_outputs(s, &devnull, &out, err) : umw_fail_sys(err, ENOMEM, "egress");
+        for (size_t i = 0; i < in->n; i++)
+                close(in->fds[i]);
+        in->n = 0;
+}
+
+/* Takes fd into *slot, moved above stdio where the child's dup2s cannot
+ * land on it. */
+static int inherit(struct inherited *in, int fd, int *slot, struct umw_error **err)
+{
+        int high = fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (high != fd)
+                close(fd);
+        if (high < 0)
+                return umw_fail_errno(err, "egress: an fd for the gateway");
+        in->fds[in->n++] = *slot = high;
+        return 0;
+}
+
+/* The door: listeners on 127.0.0.1:3128 and [::1]:3128 inside the init's
+ * network namespace, from the moment this returns; and the init's pidfd. */
+static int make_door(pid_t init, struct inherited *in, struct umw_error **err)
+{
+        char netns[64];
+        int fds[GATEWAY_LISTEN_MAX];
+        size_t n = 0;
+        snprintf(netns, sizeof(netns), "/proc/%d/ns/net", init);
+        int r = gateway_listen_in_netns(netns, GATEWAY_PORT, fds, &n, err);
         if (r < 0)
-                return r;
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return umw_fail_errno(err, "egress: gateway pipe");
-        ready_r = pipefd[0];
-        /* Above stdio, where the child's dup2s cannot land on it. */
-        ready_w = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 3);
-        close(pipefd[1]);
-        if (ready_w < 0)
-                return umw_fail_errno(err, "egress: gateway pipe");
-        snprintf(ns_pid, sizeof(ns_pid), "%d", init);
-        snprintf(ready_fd, sizeof(ready_fd), "%d", ready_w);
+                return umw_error_prefix(err, "egress: the gateway's listeners in the sandbox");
+        for (size_t i = 0; i < n; i++)
+                if (r == 0)
+                        r = inherit(in, fds[i], &in->listen[in->n_listen++], err);
+                else
+                        close(fds[i]);
+        int owner = r < 0 ? -1 : pidfd_open(init, 0);
+        if (r == 0 && owner < 0)
+                return umw_fail_errno(err, "egress: pidfd of the sandbox's init %d", init);
+        return r < 0 ? r : inherit(in, owner, &in->owner, err);
+}
+
+/* OPTION N into argv at *i, the number's text in text. */
+static void fd_arg(char *argv[], size_t *i, char *option, int fd, char text[16])
+{
+        snprintf(text, 16, "%d", fd);
+        argv[(*i)++] = option;
+        argv[(*i)++] = text;
+}
+
+static int spawn(const struct sandbox *s, const char *log, const struct inherited *in, bool tied,
+                 int devnull, int out, struct sandbox_gateway *gw, struct umw_error **err)
+{
+        char policy[4096], texts[GATEWAY_LISTEN_MAX + 2][16];
+        char *argv[32];
+        size_t i = 0;
         snprintf(policy, sizeof(policy), "%s/%s", s->bundle, EGRESS_POLICY_FILE);
+        argv[i++] = s->gateway_bin;
+        for (size_t k = 0; k < in->n_listen; k++)
+                fd_arg(argv, &i, "--listen-fd", in->listen[k], texts[k]);
+        fd_arg(argv, &i, "--owner-pidfd", in->owner, texts[in->n_listen]);
+        fd_arg(argv, &i, "--ready-fd", in->ready, texts[in->n_listen + 1]);
         /* The trust files are the gateway's to write: it links OpenSSL. */
-        char *const argv[] = {
-            s->gateway_bin,  "--netns-pid", ns_pid,   "--policy",
-            policy,          "--log",       log,      "--sandbox",
-            s->container_id, "--ready-fd",  ready_fd, s->trust_dir ? "--trust-dir" : NULL,
-            s->trust_dir,    NULL};
+        char *const rest[] = {"--policy",  policy,          "--log",       (char *)log,
+                              "--sandbox", s->container_id, "--trust-dir", s->trust_dir};
+        for (size_t k = 0; k < ARRAY_SIZE(rest) && rest[k]; k++)
+                argv[i++] = rest[k];
+        argv[i] = NULL;
         pid_t parent = getpid();
         pid_t child = fork();
         if (child < 0)
-                return umw_fail_errno(err, "egress: fork the gateway");
+                return umw_fail_errno(err, "egress: start the gateway");
         if (child == 0)
-                exec_gateway(argv, devnull, out, ready_w, tied, parent);
-        umw_close_fdp(&ready_w);
-        if ((r = wait_ready(ready_r, out, child, err)) < 0)
+                exec_gateway(argv, devnull, out, in, tied, parent);
+        /* Not waited for yet: the pid is still the child's. */
+        gw->pid = child;
+        gw->pidfd = pidfd_open(child, 0);
+        if (gw->pidfd >= 0)
+                return 0;
+        int r = umw_fail_errno(err, "egress: pidfd of the gateway %d", child);
+        kill(child, SIGKILL);
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return r;
+}
+
+/* The read end non-blocking: at the end it is read for what is there. */
+static int ready_pipe(struct inherited *in, int *ready, struct umw_error **err)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+                return umw_fail_errno(err, "egress: gateway pipe");
+        *ready = p[0];
+        return inherit(in, p[1], &in->ready, err);
+}
+
+int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, bool wait,
+                          struct sandbox_gateway *gw, struct umw_error **err)
+{
+        _cleanup_free_ char *log = sandbox_egress_log(s);
+        _cleanup_close_ int devnull = -1, out = -1, ready = -1;
+        struct inherited in = {.owner = -1, .ready = -1};
+        int r = log ? open_outputs(s, &devnull, &out, err) : umw_fail_sys(err, ENOMEM, "egress");
+        if (r == 0)
+                r = make_door(init, &in, err);
+        if (r == 0)
+                r = ready_pipe(&in, &ready, err);
+        if (r == 0)
+                r = spawn(s, log, &in, tied, devnull, out, gw, err);
+        /* The gateway holds the door now: it closes with it. */
+        inherited_close(&in);
+        if (r < 0)
                 return r;
-        *pid = child;
-        if ((r = record(s, child, err)) < 0) {
-                kill(child, SIGKILL);
-                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                        ;
+        gw->ready = TAKE_FD(ready);
+        if (wait && (r = wait_ready(gw, out, err)) < 0)
+                return r;
+        if ((r = record(s, gw->pid, err)) < 0) {
+                siginfo_t si;
+                kill_reap(gw, &si);
         }
         return r;
+}
+
+/* How the gateway ended, for people, where its status was still there. */
+static void how_ended(const siginfo_t *si, char *buf, size_t len)
+{
+        if (si->si_code == CLD_EXITED)
+                snprintf(buf, len, " (exit status %d)", si->si_status);
+        else if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED)
+                snprintf(buf, len, " (killed by signal %d, %s)", si->si_status,
+                         strsignal(si->si_status));
+        else
+                buf[0] = '\0';
+}
+
+/* A gateway that ended before run stopped it, without saying it stopped
+ * as asked (its own stop at the end of the sandbox's init): the door was
+ * shut from then on (the listeners went with it), which the workload saw
+ * as refused connections. said: what its ready fd said. */
+static void report(struct sandbox *s, const char *said, const siginfo_t *si)
+{
+        if (strstr(said, "stopped\n"))
+                return;
+        bool served = strncmp(said, "ready\n", 6) == 0;
+        char how[96], why[512] = "", path[4096], text[700];
+        how_ended(si, how, sizeof(how));
+        snprintf(path, sizeof(path), "%s/%s", s->bundle, GATEWAY_ERR_FILE);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+                last_words(fd, why, sizeof(why));
+        snprintf(text, sizeof(text), "the gateway %s%s%s",
+                 served ? "ended during the run" : "did not start", how, why);
+        umw_warn("egress: %s; %s", text,
+                 served ? "from then on the sandbox had no way out"
+                        : "the sandbox ran with no way out");
+        const char *kv[] = {"id", s->container_id, "error", text, NULL};
+        sandbox_audit(s, "egress-closed", kv);
+}
+
+/* What the gateway's ready fd holds by now, appended to said. */
+static void read_said(int fd, char *said, size_t len)
+{
+        size_t have = strlen(said);
+        ssize_t n = fd >= 0 && have + 1 < len ? read(fd, said + have, len - have - 1) : 0;
+        said[have + (n > 0 ? (size_t)n : 0)] = '\0';
+}
+
+void sandbox_gateway_end(struct sandbox *s, struct sandbox_gateway *gw)
+{
+        if (gw->pidfd < 0)
+                return;
+        bool ended = wait_readable(gw->pidfd, 0);
+        char said[32] = "";
+        read_said(gw->ready, said, sizeof(said));
+        /* Before its ready it has accepted no connection: nothing to close
+         * or log, and no need to wait for the end of its start. */
+        int sig = strncmp(said, "ready\n", 6) == 0 ? SIGTERM : SIGKILL;
+        if (!ended && pidfd_send_signal(gw->pidfd, sig, NULL, 0) == 0 &&
+            !wait_readable(gw->pidfd, GATEWAY_STOP_MS))
+                pidfd_send_signal(gw->pidfd, SIGKILL, NULL, 0);
+        siginfo_t si;
+        reap(gw, &si);
+        if (ended && s)
+                report(s, said, &si);
+}
+
+void sandbox_gateway_release(struct sandbox_gateway *gw)
+{
+        umw_close_fdp(&gw->pidfd);
+        umw_close_fdp(&gw->ready);
 }

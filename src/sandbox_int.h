@@ -122,10 +122,29 @@ char *sandbox_egress_log(const struct sandbox *s);
 
 /* s->gateway_bin: next to umwelt-run, else in the install's bindir. */
 int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err);
-/* Starts the gateway for the init pid; waits until it is ready or fails
- * with the gateway's own message. *pid: its pid, recorded in the bundle. */
-int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, pid_t *pid,
-                          struct umw_error **err);
+/* A gateway this process started: its pid, a pidfd, and the read end of
+ * its ready fd, which says "ready" once it serves and "stopped" when it
+ * stops as asked (run's reaping of every child may take its status). */
+struct sandbox_gateway {
+        pid_t pid;
+        int pidfd, ready; /* -1: none (any more) */
+};
+#define SANDBOX_GATEWAY_INIT {.pidfd = -1, .ready = -1}
+/* Makes the gateway's listeners inside the init's network namespace (the
+ * door exists from then on: a connection waits in their backlog) and starts
+ * the gateway with them, recorded in the bundle. With wait, until it is
+ * ready or fails with the gateway's own message; without, the gateway's
+ * start overlaps the sandbox's and sandbox_gateway_end() reports a gateway
+ * that failed. */
+int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, bool wait,
+                          struct sandbox_gateway *gw, struct umw_error **err);
+/* Stops gw (SIGTERM, SIGKILL after a grace period) and reaps it: gone when
+ * this returns. One that had ended before, other than by its own stop at
+ * the end of the init, is reported (a warning and an audit line; s NULL:
+ * not reported). */
+void sandbox_gateway_end(struct sandbox *s, struct sandbox_gateway *gw);
+/* Leaves gw running (up: it outlives this process). */
+void sandbox_gateway_release(struct sandbox_gateway *gw);
 /* The live gateway recorded in bundle (pid and start time must match), or 0. */
 pid_t sandbox_gateway_pid(const char *bundle);
 /* Sends sig to it; false when there is none. */

@@ -4,13 +4,15 @@
  * The kernel wall (run.umwelt.net=default-drop, set by compose) lets nothing
  * but lo through, so the gateway's listeners on 127.0.0.1:3128 and
  * [::1]:3128 inside the sandbox's network namespace are its only door: if
- * the gateway is not there, or dies, the door is shut. It is started from
- * the host's side and ready before the workload's first instruction: as
- * root between create and start. A rootless sandbox's init cannot be
- * entered from outside until it has exec'd (until then it is an undumpable
- * image of umwelt-run, whose /proc/PID/ns belongs to the host's root), so
- * there the gateway starts after the start of a pause init, and run's
- * command is exec'd into that sandbox once the gateway is ready. */
+ * the gateway is not there, or dies, the door is shut. They are made here
+ * before the workload's first instruction (socket activation) and handed
+ * to the gateway, started from the host's side, whose own start then
+ * overlaps the sandbox's: a connection waits in their backlog until the
+ * gateway decides it. As root that is between create and start. A rootless
+ * sandbox's init cannot be entered from outside until it has exec'd (until
+ * then it is an undumpable image of umwelt-run, whose /proc/PID/ns belongs
+ * to the host's root), so there the door is made after the start of a
+ * pause init, and run's command is exec'd into that sandbox then. */
 #include "sandbox_int.h"
 #include "netns/ingress.h"
 #include "netns/tls_paths.h"
@@ -314,49 +316,66 @@ static int publish(struct sandbox *s, pid_t init, struct umw_error **err)
         return s->n_ports ? ingress_start(&req, &forwarder, err) : 0;
 }
 
-static int open_door(struct sandbox *s, pid_t init, bool tied, pid_t *gw, struct umw_error **err)
+/* Whether the sandbox needs its gateway to have started before it does:
+ * the gateway writes the trust files where they are not up to date, and
+ * where a rule needs TLS termination it opens the CA, without which the
+ * sandbox must not start. Otherwise the listeners are the door: a
+ * connection waits in their backlog while the gateway starts. */
+static bool gateway_first(const struct sandbox *s)
 {
-        int r = sandbox_gateway_start(s, init, tied, gw, err);
+        return rules_need_termination(&s->policy) ||
+               (s->trust_dir && !tls_trust_current(s->trust_dir));
+}
+
+/* tied (run) with nothing to wait for: the gateway starts alongside the
+ * sandbox; up waits, and says so, where it cannot start. */
+static int open_door(struct sandbox *s, pid_t init, bool tied, struct sandbox_gateway *gw,
+                     struct umw_error **err)
+{
+        int r = sandbox_gateway_start(s, init, tied, !tied || gateway_first(s), gw, err);
         if (r == 0) {
                 char pid[16];
-                snprintf(pid, sizeof(pid), "%d", *gw);
+                snprintf(pid, sizeof(pid), "%d", gw->pid);
                 audit_rules(s, "egress", pid, NULL);
         }
         return r;
 }
 
-static int start_gated(struct sandbox *s, const struct runtime_opts *rt, bool tied, pid_t *init,
-                       struct umw_error **err)
+static int start_gated(struct sandbox *s, const struct runtime_opts *rt, bool tied,
+                       struct sandbox_gateway *gw, pid_t *init, struct umw_error **err)
 {
-        pid_t gw = 0;
         bool before = s->egress && !s->who.rootless;
         int r = init_pid(rt, s->container_id, init, err);
         if (r == 0 && before)
-                r = open_door(s, *init, tied, &gw, err);
+                r = open_door(s, *init, tied, gw, err);
         if (r == 0)
                 r = container_start(rt, s->container_id, err);
         if (r == 0 && s->egress && !before)
-                r = open_door(s, *init, tied, &gw, err);
+                r = open_door(s, *init, tied, gw, err);
         if (r == 0)
                 r = publish(s, *init, err);
-        if (r < 0 && gw)
-                sandbox_gateway_stop(s->bundle);
+        if (r < 0)
+                sandbox_gateway_end(NULL, gw);
         return r;
 }
 
 int sandbox_start_gated(struct sandbox *s, const struct runtime_opts *rt, bool tied,
                         struct umw_error **err)
 {
+        struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
         pid_t init;
-        return start_gated(s, rt, tied, &init, err);
+        int r = start_gated(s, rt, tied, &gw, &init, err);
+        sandbox_gateway_release(&gw);
+        return r;
 }
 
 /* ------------------------------------------------------------ run */
 
 /* After the command (r: how it went): the gateway goes, then the container. */
-static int finish(struct sandbox *s, const struct runtime_opts *rt, int r, struct umw_error **err)
+static int finish(struct sandbox *s, const struct runtime_opts *rt, struct sandbox_gateway *gw,
+                  int r, struct umw_error **err)
 {
-        sandbox_gateway_stop(s->bundle);
+        sandbox_gateway_end(s, gw);
         _cleanup_error_ struct umw_error *ignored = NULL;
         int d = container_delete(rt, s->container_id, true, r < 0 ? &ignored : err);
         return r < 0 ? r : d;
@@ -386,18 +405,19 @@ static int run_created(struct sandbox *s, const struct runtime_opts *rt, int lis
         _cleanup_close_ int conn = -1;
         int master = -1, r = 0;
         pid_t init = 0;
+        struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
         /* create connected already: accept does not wait. */
         if (listener >= 0 && (conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0)
                 r = umw_fail_errno(err, "console socket");
         if (r == 0)
-                r = start_gated(s, rt, true, &init, err);
+                r = start_gated(s, rt, true, &gw, &init, err);
         if (r == 0 && conn >= 0)
                 r = console_recv_fd(conn, &master, err);
         if (r == 0)
                 r = supervise(init, master, exit_status, err);
         if (master >= 0)
                 close(master);
-        return finish(s, rt, r, err);
+        return finish(s, rt, &gw, r, err);
 }
 
 static int run_blocked(struct sandbox *s, const struct runtime_opts *rt,
@@ -430,14 +450,15 @@ static int run_through_exec(struct sandbox *s, const struct runtime_opts *rt,
                                .tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO),
                                .tty_set = true,
                                .preserve_fds = o->preserve_fds};
+        struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
         pid_t init;
         int r = container_create(rt, &co, err);
         if (r < 0)
                 return r;
-        r = start_gated(s, rt, true, &init, err);
+        r = start_gated(s, rt, true, &gw, &init, err);
         if (r == 0)
                 r = container_exec(rt, &eo, exit_status, err);
-        return finish(s, rt, r, err);
+        return finish(s, rt, &gw, r, err);
 }
 
 int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,

@@ -1,6 +1,8 @@
 /* umwelt-gateway: the only way out of a sandbox with egress. Makes its
- * listeners inside the sandbox's network namespace (or takes them from its
- * parent), then serves them with the gateway engine until told to stop. */
+ * listeners inside the sandbox's network namespace, or takes them from its
+ * parent (socket activation: umwelt-run made them before the sandbox
+ * started, so connections made while the gateway starts wait in their
+ * backlog), then serves them with the gateway engine until told to stop. */
 #include "netns/gateway.h"
 #include "netns/gateway_listen.h"
 #include "src/common/audit.h"
@@ -23,7 +25,7 @@
 #define MAX_POLICY_FILES 16
 
 static const char usage_text[] =
-    "usage: umwelt-gateway (--netns PATH | --netns-pid PID | --listen-fd N...)\n"
+    "usage: umwelt-gateway (--netns PATH | --netns-pid PID | --listen-fd N... [--owner-pidfd N])\n"
     "                      --policy FILE... --log FILE [--hosts FILE] [--sandbox ID]\n"
     "                      [--port N] [--max-connections N] [--header-timeout SECONDS]\n"
     "                      [--idle-timeout SECONDS] [--connect-timeout SECONDS]\n"
@@ -36,6 +38,7 @@ struct args {
         char netns_buf[64];
         int listen_fds[GATEWAY_LISTEN_MAX];
         size_t n_listen;
+        int owner_fd; /* --owner-pidfd, -1: none */
         unsigned port;
         const char *policy[MAX_POLICY_FILES];
         size_t n_policy;
@@ -81,6 +84,25 @@ static int take_listen_fd(struct args *a, const char *s, struct umw_error **err)
         return 0;
 }
 
+/* A pidfd handed over by the parent: the sandbox's process, whose end
+ * stops the gateway. Signal 0 tells a pidfd (even of an ended process)
+ * from any other fd. */
+static int take_owner_fd(struct args *a, const char *s, struct umw_error **err)
+{
+        unsigned long fd;
+        int r = parse_number(s, 3, INT_MAX, "--owner-pidfd", &fd, err);
+        if (r < 0)
+                return r;
+        if (a->owner_fd >= 0)
+                return usage(err, "--owner-pidfd: one only, got another: %s", s);
+        if (pidfd_send_signal((int)fd, 0, NULL, 0) < 0 && errno != ESRCH)
+                return usage(err, "--owner-pidfd %s: not a pidfd", s);
+        if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+                return umw_fail_errno(err, "--owner-pidfd %s", s);
+        a->owner_fd = (int)fd;
+        return 0;
+}
+
 static int timeout_ms(const char *s, const char *opt, unsigned *out, struct umw_error **err)
 {
         unsigned long v;
@@ -94,6 +116,7 @@ enum {
         OPT_NETNS = 256,
         OPT_NETNS_PID,
         OPT_LISTEN_FD,
+        OPT_OWNER_PIDFD,
         OPT_PORT,
         OPT_POLICY,
         OPT_LOG,
@@ -114,6 +137,7 @@ static const struct option options[] = {
     {"netns", required_argument, NULL, OPT_NETNS},
     {"netns-pid", required_argument, NULL, OPT_NETNS_PID},
     {"listen-fd", required_argument, NULL, OPT_LISTEN_FD},
+    {"owner-pidfd", required_argument, NULL, OPT_OWNER_PIDFD},
     {"port", required_argument, NULL, OPT_PORT},
     {"policy", required_argument, NULL, OPT_POLICY},
     {"log", required_argument, NULL, OPT_LOG},
@@ -154,6 +178,8 @@ static int one_option(struct args *a, int opt, const char *arg, struct umw_error
                 return set_netns(a, a->netns_buf, err);
         case OPT_LISTEN_FD:
                 return take_listen_fd(a, arg, err);
+        case OPT_OWNER_PIDFD:
+                return take_owner_fd(a, arg, err);
         case OPT_PORT:
                 r = parse_number(arg, 1, 65535, "--port", &v, err);
                 a->port = (unsigned)v;
@@ -220,6 +246,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct umw_error **
                 return usage(err, "unexpected argument: %s", argv[optind]);
         if (!a->netns == !a->n_listen)
                 return usage(err, "expected one of --netns, --netns-pid or --listen-fd");
+        if (a->owner_fd >= 0 && a->netns)
+                return usage(err, "--owner-pidfd goes with --listen-fd (--netns-pid names the "
+                                  "owner itself)");
         if (a->n_policy == 0)
                 return usage(err, "expected --policy FILE");
         if (!a->log)
@@ -235,7 +264,8 @@ static int run(struct args *a, struct umw_error **err)
                 return r;
         /* Taken before the namespace is opened through /proc/PID, so both
          * are the same process's. */
-        _cleanup_close_ int owner = a->netns_pid ? pidfd_open(a->netns_pid, 0) : -1;
+        _cleanup_close_ int owner =
+            a->netns_pid ? pidfd_open(a->netns_pid, 0) : TAKE_FD(a->owner_fd);
         if (a->netns_pid && owner < 0)
                 return umw_fail_errno(err, "--netns-pid %d", (int)a->netns_pid);
         if (a->netns &&
@@ -261,6 +291,7 @@ int main(int argc, char **argv)
                   .connect_timeout_ms = GATEWAY_DEFAULT_CONNECT_TIMEOUT,
                   .ready_fd = -1,
                   .owner_pidfd = -1},
+            .owner_fd = -1,
         };
         umw_log_set_program("umwelt-gateway");
         int r = parse_args(argc, argv, &a, &err);

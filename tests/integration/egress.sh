@@ -260,6 +260,80 @@ t_eq "root: a sandbox without egress: the CA's directory is hidden there too" "c
 t_match "... no trust directory, no proxy variables, nothing at 3128" \
         "tls: .*No such file or directory proxy: +rc=7" "$(sed -n 2,4p <<<"$T_OUT" | tr '\n' ' ')"
 
+# Socket activation: umwelt-run makes the listeners before the workload's
+# first instruction and the gateway starts alongside. Proven with stand-ins
+# for the gateway next to a copy of umwelt-run (found there first): one
+# slow to start, one that fails at start, and the real one killed.
+# wsbx DIR ARGS...: umwelt-run sandbox from $T_TMP/DIR as root.
+wsbx() {
+        local dir=$1
+        shift
+        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$RSTATE" "$T_TMP/$dir/umwelt-run" \
+                --root "$T_ROOT" sandbox "$@"
+}
+# stand_in DIR SCRIPT: umwelt-run copied to $T_TMP/DIR beside an
+# umwelt-gateway that is SCRIPT.
+stand_in() {
+        mkdir -p "$T_TMP/$1"
+        cp "$RT" "$T_TMP/$1/umwelt-run"
+        printf '#!/bin/sh\n%s\n' "$2" >"$T_TMP/$1/umwelt-gateway"
+        chmod 755 "$T_TMP/$1/umwelt-gateway"
+}
+aproj=$T_TMP/aproj
+project "$aproj"
+# The real gateway a second late: it inherits the listeners through the
+# wrapper's exec, and a file in the workspace says when it started.
+stand_in slowgw "sleep 1; touch '$aproj/gateway-started'; exec '$GW' \"\$@\""
+capture_split wsbx slowgw run -p "$aproj" -- "$SPY" -c '
+import os, socket, sys
+def ask(host, path):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(("GET http://%s%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (host, path, host)).encode())
+    return s
+early = [ask("denied.example", "/"), ask("web.example", "/early"), ask("other.example", "/")]
+print("gateway: " + ("started" if os.path.exists(sys.argv[1]) else "not started"))
+for s in early:
+    print("answer: " + s.recv(300).decode("latin-1").split("\r\n")[0])' "$aproj/gateway-started"
+t_eq "root: requests made before the gateway started wait for it and are decided by the rules" \
+        "gateway: not started|answer: HTTP/1.1 403 Forbidden|answer: HTTP/1.1 200 OK|answer: HTTP/1.1 403 Forbidden" \
+        "$(tr '\n' '|' <<<"$T_OUT" | sed 's/|$//')" "$T_ERR"
+alog=$(cat "$RSTATE"/umwelt/aproj-*/egress.jsonl 2>/dev/null)
+t_match "... each logged: the denied host" '"host":"denied.example".*"decision":"deny"' "$alog"
+t_match "... the allowed one" '"host":"web.example","port":80,"path":"/early".*"decision":"allow"' "$alog"
+t_match "... and the unmatched one" '"host":"other.example".*"decision":"deny"' "$alog"
+
+# A gateway that fails at start: the listeners close with it.
+stand_in failgw "echo 'stand-in gateway: refusing to start' >&2; exit 1"
+capture_split wsbx failgw run -p "$aproj" -- sh -c '
+        sleep 1
+        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"
+        curl -sS --max-time 3 --noproxy "*" http://11.0.0.10/ >/dev/null 2>&1; echo "direct=$?"'
+t_eq "root: a gateway that fails at start leaves no way out" "0 proxy=7 direct=7" \
+        "$T_RC $(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+t_match "... and run says so, with the gateway's last words" \
+        "egress: the gateway did not start.*stand-in gateway: refusing to start; the sandbox ran with no way out" "$T_ERR"
+t_match "... in the audit log too" '"event":"egress-closed".*refusing to start' \
+        "$(cat "$RSTATE"/umwelt/aproj-*/audit.jsonl 2>/dev/null)"
+
+# The real gateway killed during a run.
+rsbx run -p "$aproj" -- sh -c '
+        while [ ! -e "$0/go" ]; do sleep 0.05; done
+        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' "$aproj" \
+        >"$T_TMP/killed.out" 2>"$T_TMP/killed.err" </dev/null &
+killed_run=$!
+for _ in $(seq 100); do
+        kgw=$(pgrep -f -- "umwelt-gateway .*--sandbox umwelt-aproj-") && break
+        sleep 0.05
+done
+sleep 0.2
+kill_pid "$kgw"
+touch "$aproj/go"
+wait "$killed_run"
+t_eq "root: the gateway killed during a run leaves no way out" "proxy=7" "$(cat "$T_TMP/killed.out")" \
+        "gateway $kgw: $(cat "$T_TMP/killed.err")"
+t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
+        "$(cat "$T_TMP/killed.err")"
+
 # TLS termination from inside a real sandbox: a path rule decides each
 # request in the tunnel; the ClientHello must name the CONNECT host, and a
 # Host header inside must name it too.
