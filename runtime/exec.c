@@ -45,6 +45,9 @@ struct execution {
         int joins[CGROUP_MAX_JOINS]; /* v1 tasks files, for cgroup_join_self */
         size_t n_joins;
         int unified_fd; /* the cgroup2 directory, for CLONE_INTO_CGROUP */
+        int pidfd;      /* the container's init */
+        int ns_flags;   /* namespaces_to_join() */
+        int cgroupns;   /* its cgroup namespace, when ns_flags has it */
         pid_t pid;
 };
 
@@ -63,6 +66,8 @@ static void execution_release(struct execution *x)
         umw_close_fdp(&x->console_peer);
         cgroup_join_close(x->joins, &x->n_joins);
         umw_close_fdp(&x->unified_fd);
+        umw_close_fdp(&x->pidfd);
+        umw_close_fdp(&x->cgroupns);
 }
 
 static int load_container(struct execution *x, struct umw_error **err)
@@ -288,8 +293,7 @@ static int namespaces_to_join(const struct execution *x)
  * written from outside waits on; cgroup2 placed it at birth, or, on a kernel
  * without CLONE_INTO_CGROUP, takes its "0" too. Only then its cgroup
  * namespace, whose checks a process outside the namespace's root would fail. */
-static int join_cgroups(struct execution *x, bool born_in_unified, int cgroupns,
-                        struct umw_error **err)
+static int join_cgroups(struct execution *x, bool born_in_unified, struct umw_error **err)
 {
         int r = cgroup_join_self(x->joins, &x->n_joins, err);
         if (r == 0 && x->unified_fd >= 0 && !born_in_unified) {
@@ -300,21 +304,32 @@ static int join_cgroups(struct execution *x, bool born_in_unified, int cgroupns,
                         r = umw_fail_sys(err, -r, "join the container's cgroup2 directory");
         }
         umw_close_fdp(&x->unified_fd);
-        if (r == 0 && cgroupns >= 0 && setns(cgroupns, CLONE_NEWCGROUP) < 0)
+        if (r == 0 && x->cgroupns >= 0 && setns(x->cgroupns, CLONE_NEWCGROUP) < 0)
                 r = umw_fail_errno(err, "exec: join the cgroup namespace of container '%s'",
                                    x->o->id);
-        umw_close_fdp(&cgroupns);
+        umw_close_fdp(&x->cgroupns);
+        umw_close_fdp(&x->pidfd);
         return r;
 }
 
-/* In the grandchild, inside every namespace: become the workload. */
-__attribute__((noreturn)) static void exec_child(struct execution *x, bool born_in_unified,
-                                                 int cgroupns)
+static int join_namespaces(const struct execution *x, int flags, struct umw_error **err)
+{
+        if (flags && setns(x->pidfd, flags) < 0)
+                return umw_fail_errno(err, "exec: join the namespaces of container '%s'", x->o->id);
+        return 0;
+}
+
+/* In the process that will exec, in the container's pid namespace and
+ * undumpable from birth: the namespaces of now, its cgroups, then become
+ * the workload. */
+__attribute__((noreturn)) static void exec_child(struct execution *x, bool born_in_unified, int now)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         _cleanup_free_ char *exe = NULL;
         int fd = x->child_end;
-        if (join_cgroups(x, born_in_unified, cgroupns, &err) == 0 &&
+        umw_close_fdp(&x->sync_fd);
+        umw_close_fdp(&x->console_peer);
+        if (join_namespaces(x, now, &err) == 0 && join_cgroups(x, born_in_unified, &err) == 0 &&
             sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
             (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
             process_find_executable(&x->proc, &exe, &err) == 0) {
@@ -366,33 +381,25 @@ static int open_cgroupns(pid_t pid, int pidfd, int *out)
         return 0;
 }
 
-/* In the child: join the container, then fork the process that will exec
- * (a new pid namespace only takes children) and report its pid. The cgroup
- * namespace waits for the grandchild: CLONE_INTO_CGROUP is checked against
- * ours. */
+/* In the child, where umwelt-run cannot enter the container's pid
+ * namespace itself (rootless): join the container, then fork the process
+ * that will exec (a new pid namespace only takes children) and report its
+ * pid. The cgroup namespace waits for the grandchild: CLONE_INTO_CGROUP is
+ * checked against ours. */
 __attribute__((noreturn)) static void join_and_fork(struct execution *x)
 {
         _cleanup_error_ struct umw_error *err = NULL;
         umw_close_fdp(&x->sync_fd);
         umw_close_fdp(&x->console_peer);
-        if (make_undumpable(&err) < 0) {
-                sync_send_error(x->child_end, err);
-                _exit(1);
-        }
-        int flags = namespaces_to_join(x);
-        int now = flags & ~CLONE_NEWCGROUP, cgroupns = -1;
-        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
-        if (pidfd < 0 ||
-            ((flags & CLONE_NEWCGROUP) && open_cgroupns(x->st.pid, pidfd, &cgroupns) < 0) ||
-            (now && setns(pidfd, now) < 0)) {
-                umw_fail_errno(&err, "exec: join the namespaces of container '%s'", x->o->id);
+        if (make_undumpable(&err) < 0 ||
+            join_namespaces(x, x->ns_flags & ~CLONE_NEWCGROUP, &err) < 0) {
                 sync_send_error(x->child_end, err);
                 _exit(1);
         }
         bool born = false;
         pid_t pid = fork_into_cgroup(x->unified_fd, &born);
         if (pid == 0)
-                exec_child(x, born, cgroupns);
+                exec_child(x, born, 0);
         if (pid < 0) {
                 umw_fail_errno(&err, "exec: fork");
                 sync_send_error(x->child_end, err);
@@ -415,27 +422,95 @@ static int wait_exec(struct execution *x, struct umw_error **err)
         return sync_expect(x->sync_fd, SYNC_READY, "exec'd process", NULL, err);
 }
 
-static int launch(struct execution *x, int *exit_status, struct umw_error **err)
+/* The child that will exec, forked by umwelt-run itself after it entered
+ * the container's pid namespace for its children (root may; with none to
+ * enter anybody): one fork where a rootless exec needs two. It is born
+ * undumpable (the flag is the mm's, copied at fork) and with its creds in
+ * our user namespace, so nothing in the container can reach it while it is
+ * ours; umwelt-run takes back its own pid namespace for children and its
+ * dumpable flag at once. 0 with *pid -1 when the namespace cannot be
+ * entered. */
+static int fork_direct(struct execution *x, pid_t *pid, struct umw_error **err)
 {
-        int r = x->st.cgroup[0]
-                    ? cgroup_open_joins(x->st.cgroup, x->joins, &x->n_joins, &x->unified_fd, err)
-                    : 0;
-        if (r < 0)
-                return r;
+        *pid = -1;
+        int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        _cleanup_close_ int own = -1;
+        if (dumpable < 0)
+                return umw_fail_errno(err, "exec: read our dumpable flag");
+        if (x->ns_flags & CLONE_NEWPID) {
+                own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+                if (own < 0 || setns(x->pidfd, CLONE_NEWPID) < 0)
+                        return 0;
+        }
+        pid_t child = -1;
+        int r = make_undumpable(err);
+        if (r == 0) {
+                bool born = false;
+                child = fork_into_cgroup(x->unified_fd, &born);
+                if (child == 0)
+                        exec_child(x, born, x->ns_flags & ~(CLONE_NEWPID | CLONE_NEWCGROUP));
+                if (child < 0)
+                        r = umw_fail_errno(err, "exec: fork");
+        }
+        if (prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) < 0 ||
+            (own >= 0 && setns(own, CLONE_NEWPID) < 0)) {
+                if (child > 0)
+                        kill(child, SIGKILL);
+                return r < 0 ? r : umw_fail_errno(err, "exec: take back our own pid namespace");
+        }
+        *pid = child;
+        return r;
+}
+
+/* The child that joins and forks the process that will exec; its pid. */
+static int fork_twice(struct execution *x, pid_t *pid, struct umw_error **err)
+{
         pid_t child = fork();
         if (child < 0)
                 return umw_fail_errno(err, "exec: fork");
         if (child == 0)
                 join_and_fork(x);
         umw_close_fdp(&x->child_end);
+        int status, got = 0;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                ;
+        int r = sync_expect(x->sync_fd, SYNC_PID, "exec helper", &got, err);
+        *pid = got;
+        return r;
+}
+
+/* What the processes entering the container need from outside: its
+ * cgroups, its init's pidfd, which namespaces to join, its cgroup
+ * namespace. */
+static int open_container(struct execution *x, struct umw_error **err)
+{
+        int r = x->st.cgroup[0]
+                    ? cgroup_open_joins(x->st.cgroup, x->joins, &x->n_joins, &x->unified_fd, err)
+                    : 0;
+        if (r < 0)
+                return r;
+        x->pidfd = (int)syscall(SYS_pidfd_open, x->st.pid, 0);
+        x->ns_flags = namespaces_to_join(x);
+        if (x->pidfd < 0 || ((x->ns_flags & CLONE_NEWCGROUP) &&
+                             open_cgroupns(x->st.pid, x->pidfd, &x->cgroupns) < 0))
+                return umw_fail_errno(err, "exec: open the namespaces of container '%s'", x->o->id);
+        return 0;
+}
+
+static int launch(struct execution *x, int *exit_status, struct umw_error **err)
+{
+        pid_t pid = -1;
+        int r = open_container(x, err);
+        if (r == 0)
+                r = fork_direct(x, &pid, err);
+        if (r == 0 && pid < 0)
+                r = fork_twice(x, &pid, err);
+        umw_close_fdp(&x->child_end);
         umw_close_fdp(&x->console_fd);
         cgroup_join_close(x->joins, &x->n_joins);
         umw_close_fdp(&x->unified_fd);
-        int status;
-        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-                ;
-        int pid = 0;
-        r = sync_expect(x->sync_fd, SYNC_PID, "exec helper", &pid, err);
+        umw_close_fdp(&x->pidfd);
+        umw_close_fdp(&x->cgroupns);
         if (r < 0)
                 return r;
         x->pid = pid;
@@ -475,7 +550,9 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
                               .child_end = -1,
                               .console_fd = -1,
                               .console_peer = -1,
-                              .unified_fd = -1};
+                              .unified_fd = -1,
+                              .pidfd = -1,
+                              .cgroupns = -1};
         *exit_status = 0;
         sigset_t old;
         int r = load_container(&x, err);

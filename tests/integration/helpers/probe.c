@@ -394,7 +394,7 @@ static int runs_binary(const char *exe, dev_t dev, ino_t ino)
 }
 
 /* What an escape through a runtime image needs, tried on pid: its exe
- * opened (O_PATH, then again for writing) and PTRACE_ATTACH. 2 when either
+ * opened (O_PATH, then again for writing) and ptrace (PTRACE_SEIZE). 2 when either
  * reached a process still running DEV:INO, 1 when both were refused (EACCES
  * or EPERM), 0 when it was gone or ran something else by then. */
 static int try_runtime(int pid, dev_t dev, ino_t ino)
@@ -412,12 +412,20 @@ static int try_runtime(int pid, dev_t dev, ino_t ino)
                 close(fd);
                 return hit ? 2 : 0;
         }
-        if (ptrace(PTRACE_ATTACH, pid, NULL, NULL) == 0) {
-                waitpid(pid, NULL, __WALL);
+        /* SEIZE, not ATTACH: the same permission check, and no SIGSTOP that
+         * could leave a process it raced into exec'ing stopped for good. */
+        if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0) {
+                /* Stopped, it cannot exec away while its exe is looked at. */
+                int status = 0;
+                int stopped = ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) == 0 &&
+                              waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status);
                 int hit = runs_binary(exe, dev, ino);
                 if (hit)
                         printf("ATTACHED pid %d\n", pid);
-                ptrace(PTRACE_DETACH, pid, NULL, NULL);
+                if (stopped) {
+                        long pass = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+                        ptrace(PTRACE_DETACH, pid, NULL, (void *)pass);
+                }
                 return hit ? 2 : 0;
         }
         int ptrace_errno = errno;
