@@ -528,13 +528,15 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
 }
 
 /* The joining processes are images of umwelt-run until they exec, and
- * /proc/PID/exe of them is the host's binary (CVE-2019-5736). They make
- * themselves undumpable before they join anything, so ptracing them or
- * opening that link takes CAP_SYS_PTRACE in the user namespace their memory
- * was made in: ours, where this binary was exec'd (fork keeps it, setns
- * does not change it). The helper that stays outside also has its creds in
- * ours, which the ptrace check refuses to a process of a namespace below
- * without that capability there too. When the container's user namespace
+ * /proc/PID/exe of them is the host's binary (CVE-2019-5736). They are
+ * undumpable before they join anything (from birth where umwelt-run forks
+ * into the pid namespace itself), so ptracing them or opening that link
+ * takes CAP_SYS_PTRACE in the user namespace their memory was made in:
+ * ours, where this binary was exec'd (fork keeps it, setns does not change
+ * it). Until one joins the container's user namespace, and always for
+ * umwelt-run that stays outside, their creds are in ours too, which the
+ * ptrace check refuses to a process of a namespace below without that
+ * capability there. When the container's user namespace
  * lies strictly below ours (root's and a user's sandbox alike), nothing in
  * it holds a capability in ours: neither wall can be passed from inside,
  * and exec runs as it is (security.sh and sandbox-life.sh try both from
