@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -388,8 +389,7 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .hidden = hidden,
             .annotations = kv,
         };
-        int r = compose_config(&in, &s->config, err);
-        return r < 0 ? r : write_bundle(s, err);
+        return compose_config(&in, &s->config, err);
 }
 
 void sandbox_audit_start(struct sandbox *s, const char *command)
@@ -460,6 +460,9 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
         s->pause_run = !long_lived && s->egress && s->who.rootless;
         if (r == 0)
                 r = compose(s, o, long_lived || s->pause_run, err);
+        /* A plain one-shot run needs no bundle directory (run_plain). */
+        if (r == 0 && (long_lived || s->egress))
+                r = write_bundle(s, err);
         if (r == 0 && s->egress)
                 r = sandbox_egress_policy_write(s, true, err);
         if (r == 0 && geteuid() == 0 && s->who.uid == 0)
@@ -495,6 +498,54 @@ void sandbox_print_exit(const char *id, int status)
                 printf("%s\n", text);
 }
 
+/* The state directory the runtime makes for id: it gets the runtime's copy
+ * of config.json (whose root.path is absolute), so it is the bundle the
+ * state reports, and what gc's check of an abandoned create looks at. */
+static int state_dir_path(const char *root, const char *id, char **out, struct umw_error **err)
+{
+        _cleanup_free_ char *cwd = root[0] == '/' ? NULL : get_current_dir_name();
+        if (root[0] != '/' && !cwd)
+                return umw_fail_errno(err, "state root %s: current directory", root);
+        int n = cwd ? asprintf(out, "%s/%s/%s", cwd, root, id) : asprintf(out, "%s/%s", root, id);
+        if (n < 0) {
+                *out = NULL;
+                return umw_fail_sys(err, ENOMEM, "state directory path");
+        }
+        return 0;
+}
+
+/* A one-shot sandbox without egress keeps nothing beside its state: the
+ * config reaches the runtime through a memfd (/proc/self/fd/N as --config),
+ * and the runtime's state directory serves as its bundle. Where the state
+ * root's filesystem is ext4 mounted with discard (/run here), each inode
+ * made and removed costs an allocation and a synchronous discard; this saves
+ * two (the bundle directory and its config.json). A crash leaves no less to
+ * clean: before create nothing at all (a bundle directory was left behind
+ * before, which no gc looked for), after it the state directory that
+ * delete --force and gc remove. */
+static int run_plain(struct sandbox *s, const struct runtime_opts *rt, const struct sandbox_opts *o,
+                     int *exit_status, struct umw_error **err)
+{
+        _cleanup_close_ int fd = memfd_create("config.json", MFD_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "memfd for config.json");
+        int r = umw_write_all(fd, s->config, strlen(s->config));
+        if (r < 0)
+                return umw_fail_sys(err, -r, "write config.json to its memfd");
+        r = state_dir_path(rt->root, s->container_id, &s->bundle, err);
+        if (r < 0)
+                return r;
+        /* The runtime's to remove, with the rest of the state. */
+        s->keep_bundle = true;
+        char config[32];
+        snprintf(config, sizeof(config), "/proc/self/fd/%d", fd);
+        struct create_opts co = {.id = s->container_id,
+                                 .bundle = s->bundle,
+                                 .config_path = config,
+                                 .preserve_fds = o->preserve_fds};
+        return container_run(rt, &co, exit_status, err);
+}
+
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err)
 {
@@ -511,10 +562,8 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
         if (r == 0) {
                 sandbox_audit_start(&s, o->args[0]);
                 struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
-                struct create_opts co = {
-                    .id = s.container_id, .bundle = s.bundle, .preserve_fds = o->preserve_fds};
                 r = s.egress ? sandbox_run_gated(&s, &sandbox_rt, o, exit_status, err)
-                             : container_run(&sandbox_rt, &co, exit_status, err);
+                             : run_plain(&s, &sandbox_rt, o, exit_status, err);
                 char status[16];
                 snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
                 const char *kv[] = {"id", s.container_id, "status", status, NULL};

@@ -53,7 +53,9 @@ struct sandbox {
         char **request_paths;
         struct preset preset;
         char *config;
-        bool keep_bundle; /* up: the bundle lives as long as the sandbox */
+        /* up: the bundle lives as long as the sandbox; a plain run: the
+         * bundle is the runtime's state directory */
+        bool keep_bundle;
         /* Network (sandbox_net.c): egress enabled, the gateway binary, the
          * variables the sandbox gets, the trust directory bound inside, the
          * CA's directory hidden inside; the ports up publishes. */
@@ -81,8 +83,10 @@ int sandbox_for_workspace(struct sandbox *s, const char *workspace, struct umw_e
 /* Opens the project's audit log (once): verbs that act open it before they
  * act and fail when they cannot; status and list never create one. */
 int sandbox_open_audit(struct sandbox *s, struct umw_error **err);
-/* Policy layers, grants and preset for o, composed into s->bundle/config.json
- * with the sandbox's annotations (the audit log opened first); long_lived adds
+/* Policy layers, grants and preset for o, composed into s->config with the
+ * sandbox's annotations (the audit log opened first) and, for a long-lived
+ * sandbox or one with egress, written to s->bundle/config.json (a plain
+ * run's config goes to the runtime in memory); long_lived adds
  * run.umwelt.init=pause and takes no command. Refusals are audited. */
 int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
                     struct umw_error **err);
