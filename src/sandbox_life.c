@@ -100,6 +100,12 @@ static int life_lookup(const struct runtime_opts *rt, const char *id, struct lif
 
 static void touch_last_exec(const char *bundle)
 {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", bundle, LAST_EXEC_FILE);
+        /* The file up made, touched where it is (never through a symlink);
+         * made afresh when it is gone. */
+        if (utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) == 0)
+                return;
         _cleanup_close_ int dirfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int fd =
             dirfd < 0 ? -1
