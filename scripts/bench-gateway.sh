@@ -153,7 +153,8 @@ printf '[egress]\nenabled = true\nallow = ["web.example", "bulk.example", "127.0
 mkfifo "$W/ready"
 nsenter --net="/run/netns/$GWNS" -- "$GW" --netns "/run/netns/$SBX" --policy "$W/policy.toml" --log "$W/egress.jsonl" \
         --hosts "$W/hosts" --sandbox bench --ready-fd 3 3>"$W/ready" 2>"$W/gateway.err" </dev/null &
-PIDS+=($!)
+GW_PID=$!
+PIDS+=($GW_PID)
 read -r -t 10 line <"$W/ready"
 [[ ${line:-} == ready ]] || die "the gateway did not start: $(cat "$W/gateway.err")"
 
@@ -206,12 +207,17 @@ for suffix, name in (("", "bulk.example"), (".nosni", None)):
     open(sys.argv[1] + suffix, "wb").write(o.read())
 EOF
 
-# transfer NAME NS ARGS...: one transfer, "NAME BYTES SECONDS" appended.
+# The gateway's CPU time so far (user + system, clock ticks): what a
+# tunnel costs it, a figure that the other processes on the machine move
+# far less than the throughput.
+gw_ticks() { awk '{print $14 + $15}' "/proc/$GW_PID/stat"; }
+# transfer NAME NS ARGS...: one transfer, "NAME BYTES SECONDS GW_TICKS" appended.
 transfer() {
-        local name=$1 ns=$2 out
+        local name=$1 ns=$2 out ticks
         shift 2
+        ticks=$(gw_ticks)
         out=$(in_ns "$ns" "$W/peer" sink "$@" 2>&1) || die "$name transfer failed: $out"
-        printf '%s %s\n' "$name" "$out" >>"$W/transfers"
+        printf '%s %s %s\n' "$name" "$out" "$(($(gw_ticks) - ticks))" >>"$W/transfers"
 }
 : >"$W/transfers"
 for ((i = 0; i < RUNS; i++)); do
@@ -304,9 +310,13 @@ starts = {"plain": [0.0], "egress": [0.0]}
 for d in (rate, reqs, starts):
     for k in d:
         d[k] = []
+cpu = {"gateway": [], "gateway-veth": []}
+ticks = os.sysconf("SC_CLK_TCK")
 for l in open(transfers):
-    name, got, secs = l.split()
+    name, got, secs, gw = l.split()
     rate[name].append(int(got) / float(secs) / 2**20)
+    if name in cpu:
+        cpu[name].append(int(gw) / ticks / (int(got) / 2**30))
 bad = {}
 for l in open(rps_file):
     name, r, non2xx, errors = l.split()
@@ -352,6 +362,11 @@ for name, what in (("direct-loopback", "direct, loopback (127.0.0.1:9443)"),
     v = rate[name]
     print("| %s | %.0f | %.0f | %.0f |" % (what, med(v), min(v), max(v)))
 print()
+if cpu["gateway"]:
+    print("umwelt-gateway's CPU time per GiB tunnelled (user + system, median): %.2f s "
+          "loopback -> loopback, %.2f s loopback -> veth." % (med(cpu["gateway"]),
+                                                              med(cpu["gateway-veth"] or [float("nan")])))
+    print()
 print("Small plain-HTTP requests (13-byte body), wrk -t1 -c %s, %s s each, keep-alive "
       "to the proxy, best and median of %d runs (requests/s):" % (conns, duration, len(reqs["gateway"])))
 print()
