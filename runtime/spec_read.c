@@ -1,0 +1,173 @@
+/* The readers every part of the config.json parser shares: typed members,
+ * names looked up in a table, and the one-line "expected ..." error each
+ * reports. Internal to runtime/spec*.c (spec_int.h). */
+#include "spec_int.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/json.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int oom(struct umw_error **err)
+{
+        return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+}
+
+/* calloc that never returns NULL for an empty array, so "allocated" and
+ * "failed" stay distinguishable. */
+int alloc_array(size_t n, size_t size, void *out, struct umw_error **err)
+{
+        void *p = calloc(n ? n : 1, size);
+        if (!p)
+                return oom(err);
+        *(void **)out = p;
+        return 0;
+}
+
+void note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known)
+{
+        for (size_t i = 0; i < obj->u.object.len; i++) {
+                const char *key = obj->u.object.keys[i];
+                size_t k = 0;
+                while (known[k] && strcmp(known[k], key) != 0)
+                        k++;
+                if (!known[k]) {
+                        char path[UMW_JLOC_PATH_MAX];
+                        umw_debug("%s: %s.%s: not supported, ignored", loc->file,
+                                  umw_jloc_path(loc, path), key);
+                }
+        }
+}
+
+static int expected_one_of(const struct umw_jloc *loc, const struct name_value *table, size_t n,
+                           struct umw_error **err)
+{
+        char what[512] = "one of ";
+        size_t used = strlen(what);
+        for (size_t i = 0; i < n; i++) {
+                int w = snprintf(what + used, sizeof(what) - used, "%s%s", i ? ", " : "",
+                                 table[i].name);
+                if (w < 0 || (size_t)w >= sizeof(what) - used)
+                        break;
+                used += (size_t)w;
+        }
+        return umw_json_expected(loc, what, err);
+}
+
+/* "BEFORE"GOT"AFTER", with GOT quoted so that control characters in the input
+ * cannot break the one-line message. */
+int expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
+                     const char *after, struct umw_error **err)
+{
+        _cleanup_free_ char *quoted = umw_json_quote(got);
+        _cleanup_free_ char *msg = NULL;
+        if (!quoted || asprintf(&msg, "%s%.80s%s", before, quoted, after) < 0)
+                return oom(err);
+        return umw_json_expected(loc, msg, err);
+}
+
+int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
+              int *out, struct umw_error **err)
+{
+        if (YAJL_IS_STRING(v)) {
+                for (size_t i = 0; i < n; i++) {
+                        if (strcmp(table[i].name, v->u.string) == 0) {
+                                *out = table[i].value;
+                                return 0;
+                        }
+                }
+        }
+        return expected_one_of(loc, table, n, err);
+}
+
+int read_u32(yajl_val v, const struct umw_jloc *loc, uint32_t *out, struct umw_error **err)
+{
+        int64_t n = 0;
+        int r = umw_json_int64(v, loc, 0, UINT32_MAX, &n, err);
+        if (r < 0)
+                return r;
+        *out = (uint32_t)n;
+        return 0;
+}
+
+int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
+                       struct umw_error **err)
+{
+        if (!YAJL_IS_STRING(v) || v->u.string[0] != '/')
+                return umw_json_expected(loc, "an absolute path", err);
+        *out = v->u.string;
+        return 0;
+}
+
+/* Member readers: absent members leave *out untouched unless required. */
+int member_string(yajl_val obj, const struct umw_jloc *loc, const char *key, bool required,
+                  const char **out, struct umw_error **err)
+{
+        struct umw_jloc at = umw_jloc_key(loc, key);
+        yajl_val v = umw_json_member(obj, key);
+        if (!v)
+                return required ? umw_json_expected(&at, "a string", err) : 0;
+        return umw_json_string(v, &at, out, err);
+}
+
+int member_bool(yajl_val obj, const struct umw_jloc *loc, const char *key, bool *out,
+                struct umw_error **err)
+{
+        struct umw_jloc at = umw_jloc_key(loc, key);
+        yajl_val v = umw_json_member(obj, key);
+        return v ? umw_json_bool(v, &at, out, err) : 0;
+}
+
+int member_u32(yajl_val obj, const struct umw_jloc *loc, const char *key, bool required,
+               uint32_t *out, bool *present, struct umw_error **err)
+{
+        struct umw_jloc at = umw_jloc_key(loc, key);
+        yajl_val v = umw_json_member(obj, key);
+        if (!v)
+                return required ? umw_json_expected(&at, "an integer from 0 to 4294967295", err)
+                                : 0;
+        if (present)
+                *present = true;
+        return read_u32(v, &at, out, err);
+}
+
+int member_strv(yajl_val obj, const struct umw_jloc *loc, const char *key, const char ***out,
+                size_t *count, struct umw_error **err)
+{
+        struct umw_jloc at = umw_jloc_key(loc, key);
+        yajl_val v = umw_json_member(obj, key);
+        return v ? umw_json_strv(v, &at, out, count, err) : 0;
+}
+
+/* The member as an object or array; *out stays NULL when absent. */
+int member_typed(yajl_val obj, const struct umw_jloc *loc, const char *key, bool array,
+                 yajl_val *out, struct umw_jloc *at, struct umw_error **err)
+{
+        *at = umw_jloc_key(loc, key);
+        *out = umw_json_member(obj, key);
+        if (!*out)
+                return 0;
+        return array ? umw_json_array(*out, at, err) : umw_json_object(*out, at, err);
+}
+
+int parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out, size_t *count,
+                    struct umw_error **err)
+{
+        size_t n = obj->u.object.len;
+        int r = alloc_array(n, sizeof(**out), out, err);
+        if (r < 0)
+                return r;
+        *count = n;
+        for (size_t i = 0; i < n; i++) {
+                struct umw_jloc at = umw_jloc_key(loc, obj->u.object.keys[i]);
+                (*out)[i].key = obj->u.object.keys[i];
+                r = umw_json_string(obj->u.object.values[i], &at, &(*out)[i].value, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
