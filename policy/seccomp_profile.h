@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <yajl/yajl_gen.h>
 
 enum seccomp_profile_verdict {
         SECCOMP_PROFILE_ALLOW,
@@ -43,13 +42,11 @@ const struct seccomp_profile_rule *seccomp_profile_rules(size_t *n);
  * row naming it; NULL when the table does not name it (so it gets ENOSYS). */
 const char *seccomp_profile_reason(const char *name);
 
-/* The table as an OCI linux.seccomp object (malloc'd JSON text), with every
- * argument rule as SCMP_CMP_MASKED_EQ and no two rules of different actions
- * matching the same call. NULL on ENOMEM or when a fallback cannot be
- * expressed (a table error). */
+/* The table as an OCI linux.seccomp object (malloc'd compact JSON text),
+ * with every argument rule as SCMP_CMP_MASKED_EQ and no two rules of
+ * different actions matching the same call. NULL on ENOMEM or when a
+ * fallback cannot be expressed or a name would need escaping (a table
+ * error). */
 char *seccomp_profile_json(void);
-/* The same object written into g where a document is being generated:
- * -EINVAL on a table error. */
-int seccomp_profile_gen(yajl_gen g);
 
 #endif
