@@ -90,10 +90,11 @@ bool compose_env_allowed(const char *entry, const char *const *extra)
         if (!eq || eq == entry)
                 return false;
         size_t len = (size_t)(eq - entry);
-        if (is_credential(entry, len))
-                return false;
-        return in_list(entry, len, allowed_names) || (len > 3 && strncmp(entry, "LC_", 3) == 0) ||
-               in_list(entry, len, extra);
+        /* The credential scan only for a name that is let in otherwise:
+         * most of the environment is not. */
+        bool listed = in_list(entry, len, allowed_names) ||
+                      (len > 3 && strncmp(entry, "LC_", 3) == 0) || in_list(entry, len, extra);
+        return listed && !is_credential(entry, len);
 }
 
 /* ------------------------------------------------------------ JSON helpers */
