@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,46 +112,53 @@ void tls_trust_env_free(char **env)
         free(env);
 }
 
-/* A file mapped read-only (the host's roots are a few hundred kB: mapped,
- * not copied, since umwelt-run compares them on every start with egress). */
-struct mapped {
-        const char *p;
-        size_t len;
-};
-
-static void unmap(struct mapped *m)
-{
-        if (m->p && m->len)
-                munmap((void *)m->p, m->len);
-        *m = (struct mapped){0};
-}
-
-/* false where it cannot be read or is empty. */
-static bool map_at(const char *dir, const char *name, struct mapped *m)
+/* A file opened for comparing, with its size; false where it cannot be
+ * read or is empty. */
+static bool open_sized(const char *dir, const char *name, int *fd, size_t *len)
 {
         char path[4096];
         if (dir && snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
                 return false;
-        _cleanup_close_ int fd = open(dir ? path : name, O_RDONLY | O_CLOEXEC);
+        *fd = open(dir ? path : name, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+        if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
                 return false;
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-                return false;
-        *m = (struct mapped){.p = p, .len = (size_t)st.st_size};
+        *len = (size_t)st.st_size;
         return true;
 }
 
-static bool bundle_current(const struct mapped *ca, const struct mapped *own,
-                           const struct mapped *roots, const struct mapped *bundle)
+/* Whether len bytes of a at a_off equal those of b at b_off: read in
+ * chunks (the host's roots are a few hundred kB, compared at every start
+ * with egress: no mapping to fault in and tear down). */
+static bool same_bytes(int a, off_t a_off, int b, off_t b_off, size_t len)
 {
-        size_t nl = roots->p[roots->len - 1] != '\n';
-        return own->len == ca->len && memcmp(own->p, ca->p, ca->len) == 0 &&
-               bundle->len == roots->len + nl + ca->len &&
-               memcmp(bundle->p, roots->p, roots->len) == 0 &&
-               (!nl || bundle->p[roots->len] == '\n') &&
-               memcmp(bundle->p + roots->len + nl, ca->p, ca->len) == 0;
+        char x[32768], y[32768];
+        while (len > 0) {
+                size_t n = len < sizeof(x) ? len : sizeof(x);
+                if (pread(a, x, n, a_off) != (ssize_t)n || pread(b, y, n, b_off) != (ssize_t)n ||
+                    memcmp(x, y, n) != 0)
+                        return false;
+                a_off += (off_t)n;
+                b_off += (off_t)n;
+                len -= n;
+        }
+        return true;
+}
+
+/* The bundle is the roots, a newline where they end without one, the CA. */
+static bool bundle_current(int ca, size_t ca_len, int own, size_t own_len, int roots,
+                           size_t roots_len, int bundle, size_t bundle_len)
+{
+        char last = 0;
+        if (pread(roots, &last, 1, (off_t)roots_len - 1) != 1)
+                return false;
+        size_t nl = last != '\n';
+        char sep = 0;
+        return own_len == ca_len && same_bytes(own, 0, ca, 0, ca_len) &&
+               bundle_len == roots_len + nl + ca_len &&
+               same_bytes(bundle, 0, roots, 0, roots_len) &&
+               (!nl || (pread(bundle, &sep, 1, (off_t)roots_len) == 1 && sep == '\n')) &&
+               same_bytes(bundle, (off_t)(roots_len + nl), ca, 0, ca_len);
 }
 
 bool tls_trust_current(const char *trust_dir)
@@ -163,15 +169,11 @@ bool tls_trust_current(const char *trust_dir)
                 umw_error_free(err);
                 return false;
         }
-        struct mapped ca = {0}, own = {0}, roots = {0}, bundle = {0};
-        bool current = map_at(ca_dir, TLS_CA_CERT_FILE, &ca) &&
-                       map_at(trust_dir, TLS_TRUST_CA_FILE, &own) &&
-                       map_at(NULL, TLS_TRUST_ROOTS, &roots) &&
-                       map_at(trust_dir, TLS_TRUST_BUNDLE_FILE, &bundle) &&
-                       bundle_current(&ca, &own, &roots, &bundle);
-        unmap(&ca);
-        unmap(&own);
-        unmap(&roots);
-        unmap(&bundle);
-        return current;
+        _cleanup_close_ int ca = -1, own = -1, roots = -1, bundle = -1;
+        size_t ca_len = 0, own_len = 0, roots_len = 0, bundle_len = 0;
+        return open_sized(ca_dir, TLS_CA_CERT_FILE, &ca, &ca_len) &&
+               open_sized(trust_dir, TLS_TRUST_CA_FILE, &own, &own_len) &&
+               open_sized(NULL, TLS_TRUST_ROOTS, &roots, &roots_len) &&
+               open_sized(trust_dir, TLS_TRUST_BUNDLE_FILE, &bundle, &bundle_len) &&
+               bundle_current(ca, ca_len, own, own_len, roots, roots_len, bundle, bundle_len);
 }

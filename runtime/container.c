@@ -942,7 +942,9 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
         r = create(&c, err);
-        if (r == 0) {
+        if (r == 0 && o->created && (r = o->created(c.pid, o->created_data, err)) < 0)
+                creation_abort(&c);
+        else if (r == 0) {
                 r = run_started(&c, &f, exit_status, err);
                 if (r < 0)
                         creation_abort(&c);

@@ -29,6 +29,10 @@ struct create_opts {
         int preserve_fds;
         bool no_pivot, no_new_keyring, no_subreaper;
         bool detach, keep; /* run only */
+        /* run only: called once the init exists, before it starts (the
+         * sandbox face makes its egress door there); a failure aborts. */
+        int (*created)(pid_t init, void *data, struct umw_error **err);
+        void *created_data;
 };
 
 int container_create(const struct runtime_opts *rt, const struct create_opts *o,

@@ -177,12 +177,34 @@ struct inherited {
         int owner, ready;
 };
 
+/* On demand, in the child: the gateway is exec'd once the first connection
+ * waits in a listener's backlog (systemd's socket activation does the
+ * same), so a sandbox that ends without one never pays for its start. The
+ * init's end first: the child says "stopped", as the gateway would. */
+static void wait_first_connection(const struct inherited *in)
+{
+        struct pollfd p[GATEWAY_LISTEN_MAX + 1];
+        size_t n = 0;
+        for (size_t i = 0; i < in->n_listen; i++)
+                p[n++] = (struct pollfd){.fd = in->listen[i], .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = in->owner, .events = POLLIN};
+        while (poll(p, n, -1) < 0)
+                if (errno != EINTR)
+                        return; /* the gateway watches them itself */
+        if (!p[n - 1].revents)
+                return;
+        if (write(in->ready, "stopped\n", 8) < 0) {
+                /* run is gone already */
+        }
+        _exit(0);
+}
+
 /* In the child: what the gateway gets is its argv, /dev/null for stdin,
  * the bundle's GATEWAY_ERR_FILE for stdout and stderr and the inherited
  * fds; its own session, default signals; with tied, SIGTERM when we die. */
 static void __attribute__((noreturn))
 exec_gateway(char *const argv[], int devnull, int out, const struct inherited *keep, bool tied,
-             pid_t parent)
+             bool on_demand, pid_t parent)
 {
         sigset_t none;
         sigemptyset(&none);
@@ -197,6 +219,8 @@ exec_gateway(char *const argv[], int devnull, int out, const struct inherited *k
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        if (on_demand)
+                wait_first_connection(keep);
         execv(argv[0], argv);
         dprintf(STDERR_FILENO, "umwelt-run: exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -325,7 +349,8 @@ static void fd_arg(char *argv[], size_t *i, char *option, int fd, char text[16])
 }
 
 static int spawn(const struct sandbox *s, const char *log, const struct inherited *in, bool tied,
-                 int devnull, int out, struct sandbox_gateway *gw, struct umw_error **err)
+                 bool on_demand, int devnull, int out, struct sandbox_gateway *gw,
+                 struct umw_error **err)
 {
         char policy[4096], texts[GATEWAY_LISTEN_MAX + 2][16];
         char *argv[32];
@@ -347,7 +372,7 @@ static int spawn(const struct sandbox *s, const char *log, const struct inherite
         if (child < 0)
                 return umw_fail_errno(err, "egress: start the gateway");
         if (child == 0)
-                exec_gateway(argv, devnull, out, in, tied, parent);
+                exec_gateway(argv, devnull, out, in, tied, on_demand, parent);
         /* Not waited for yet: the pid is still the child's. */
         gw->pid = child;
         gw->pidfd = pidfd_open(child, 0);
@@ -382,7 +407,7 @@ int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, bool w
         if (r == 0)
                 r = ready_pipe(&in, &ready, err);
         if (r == 0)
-                r = spawn(s, log, &in, tied, devnull, out, gw, err);
+                r = spawn(s, log, &in, tied, !wait, devnull, out, gw, err);
         /* The gateway holds the door now: it closes with it. */
         inherited_close(&in);
         if (r < 0)

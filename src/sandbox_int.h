@@ -136,10 +136,10 @@ struct sandbox_gateway {
 #define SANDBOX_GATEWAY_INIT {.pidfd = -1, .ready = -1}
 /* Makes the gateway's listeners inside the init's network namespace (the
  * door exists from then on: a connection waits in their backlog) and starts
- * the gateway with them, recorded in the bundle. With wait, until it is
- * ready or fails with the gateway's own message; without, the gateway's
- * start overlaps the sandbox's and sandbox_gateway_end() reports a gateway
- * that failed. */
+ * the gateway with them, recorded in the bundle. With wait, at once and
+ * until it is ready or fails with the gateway's own message; without, it
+ * is exec'd at the first connection and sandbox_gateway_end() reports a
+ * gateway that failed. */
 int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, bool wait,
                           struct sandbox_gateway *gw, struct umw_error **err);
 /* Stops gw (SIGTERM, SIGKILL after a grace period) and reaps it: gone when

@@ -6,20 +6,19 @@
  * [::1]:3128 inside the sandbox's network namespace are its only door: if
  * the gateway is not there, or dies, the door is shut. They are made here
  * before the workload's first instruction (socket activation) and handed
- * to the gateway, started from the host's side, whose own start then
- * overlaps the sandbox's: a connection waits in their backlog until the
- * gateway decides it. As root that is between create and start. A rootless
- * sandbox's init cannot be entered from outside until it has exec'd (until
- * then it is an undumpable image of umwelt-run, whose /proc/PID/ns belongs
- * to the host's root), so there the door is made after the start of a
- * pause init, and run's command is exec'd into that sandbox then. */
+ * to the gateway, started from the host's side (for run at the first
+ * connection): a connection waits in their backlog until the gateway
+ * decides it. As root that is between the runtime's create and start. A
+ * rootless sandbox's init cannot be entered from outside until it has
+ * exec'd (until then it is an undumpable image of umwelt-run, whose
+ * /proc/PID/ns belongs to the host's root), so there the door is made
+ * after the start of a pause init, and run's command is exec'd into that
+ * sandbox then. */
 #include "sandbox_int.h"
 #include "netns/ingress.h"
 #include "netns/tls_paths.h"
 #include "policy/egress_rules.h"
-#include "runtime/console.h"
 #include "runtime/exec.h"
-#include "runtime/supervise.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
@@ -34,9 +33,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #define PROXY_URL "http://127.0.0.1:3128"
@@ -381,62 +377,31 @@ static int finish(struct sandbox *s, const struct runtime_opts *rt, struct sandb
         return r < 0 ? r : d;
 }
 
-/* run -t: the pty's master comes to a socket in the bundle, as conmon's
- * does, since the container is created and started in two steps here. */
-static int console_listen(const struct sandbox *s, char *path, size_t len, int *fd,
-                          struct umw_error **err)
+/* Root: the runtime's own run (create, start, wait, delete in one go),
+ * the door made between its create and its start. */
+struct door {
+        struct sandbox *s;
+        struct sandbox_gateway gw;
+};
+
+static int door_at_create(pid_t init, void *data, struct umw_error **err)
 {
-        struct sockaddr_un addr = {.sun_family = AF_UNIX};
-        if ((size_t)snprintf(path, len, "%s/%s", s->bundle, CONSOLE_SOCKET_FILE) >=
-            sizeof(addr.sun_path))
-                return umw_fail(err, UMW_EXIT_FAILURE, ENAMETOOLONG,
-                                "%s/%s: too long for a console socket", s->bundle,
-                                CONSOLE_SOCKET_FILE);
-        snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-        *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (*fd < 0 || bind(*fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(*fd, 1) < 0)
-                return umw_fail_errno(err, "console socket %s", path);
-        return 0;
+        struct door *d = data;
+        return open_door(d->s, init, true, &d->gw, err);
 }
 
-static int run_created(struct sandbox *s, const struct runtime_opts *rt, int listener,
-                       int *exit_status, struct umw_error **err)
+static int run_doored(struct sandbox *s, const struct runtime_opts *rt,
+                      const struct sandbox_opts *o, int *exit_status, struct umw_error **err)
 {
-        _cleanup_close_ int conn = -1;
-        int master = -1, r = 0;
-        pid_t init = 0;
-        struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
-        /* create connected already: accept does not wait. */
-        if (listener >= 0 && (conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC)) < 0)
-                r = umw_fail_errno(err, "console socket");
-        if (r == 0)
-                r = start_gated(s, rt, true, &gw, &init, err);
-        if (r == 0 && conn >= 0)
-                r = console_recv_fd(conn, &master, err);
-        if (r == 0)
-                r = supervise(init, master, exit_status, err);
-        if (master >= 0)
-                close(master);
-        return finish(s, rt, &gw, r, err);
-}
-
-static int run_blocked(struct sandbox *s, const struct runtime_opts *rt,
-                       const struct sandbox_opts *o, int *exit_status, struct umw_error **err)
-{
-        char console[4096];
-        _cleanup_close_ int listener = -1;
-        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-                return umw_fail_errno(err, "become subreaper");
-        int r = s->terminal ? console_listen(s, console, sizeof(console), &listener, err) : 0;
+        struct door d = {.s = s, .gw = SANDBOX_GATEWAY_INIT};
         struct create_opts co = {.id = s->container_id,
                                  .bundle = s->bundle,
                                  .preserve_fds = o->preserve_fds,
-                                 .console_socket = listener >= 0 ? console : NULL};
-        if (r == 0)
-                r = container_create(rt, &co, err);
-        if (listener >= 0)
-                unlink(console);
-        return r < 0 ? r : run_created(s, rt, listener, exit_status, err);
+                                 .created = door_at_create,
+                                 .created_data = &d};
+        int r = container_run(rt, &co, exit_status, err);
+        sandbox_gateway_end(s, &d.gw);
+        return r;
 }
 
 /* Rootless: the pause init started, its gateway ready, then the command
@@ -464,16 +429,9 @@ static int run_through_exec(struct sandbox *s, const struct runtime_opts *rt,
 int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
                       const struct sandbox_opts *o, int *exit_status, struct umw_error **err)
 {
-        sigset_t old;
         *exit_status = 0;
-        if (s->pause_run)
-                return run_through_exec(s, rt, o, exit_status, err);
-        int r = supervise_block_signals(&old, err);
-        if (r < 0)
-                return r;
-        r = run_blocked(s, rt, o, exit_status, err);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        return r;
+        return s->pause_run ? run_through_exec(s, rt, o, exit_status, err)
+                            : run_doored(s, rt, o, exit_status, err);
 }
 
 /* ------------------------------------------------------------ reload */

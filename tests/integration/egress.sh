@@ -261,9 +261,10 @@ t_match "... no trust directory, no proxy variables, nothing at 3128" \
         "tls: .*No such file or directory proxy: +rc=7" "$(sed -n 2,4p <<<"$T_OUT" | tr '\n' ' ')"
 
 # Socket activation: umwelt-run makes the listeners before the workload's
-# first instruction and the gateway starts alongside. Proven with stand-ins
-# for the gateway next to a copy of umwelt-run (found there first): one
-# slow to start, one that fails at start, and the real one killed.
+# first instruction, and the gateway is exec'd at the first connection.
+# Proven with stand-ins for the gateway next to a copy of umwelt-run (found
+# there first): one slow to start, one that fails at start; and the real
+# one killed.
 # wsbx DIR ARGS...: umwelt-run sandbox from $T_TMP/DIR as root.
 wsbx() {
         local dir=$1
@@ -302,21 +303,34 @@ t_match "... each logged: the denied host" '"host":"denied.example".*"decision":
 t_match "... the allowed one" '"host":"web.example","port":80,"path":"/early".*"decision":"allow"' "$alog"
 t_match "... and the unmatched one" '"host":"other.example".*"decision":"deny"' "$alog"
 
-# A gateway that fails at start: the listeners close with it.
+# A gateway that fails at start (the first connection starts it and is
+# reset): the listeners close with it.
 stand_in failgw "echo 'stand-in gateway: refusing to start' >&2; exit 1"
 capture_split wsbx failgw run -p "$aproj" -- sh -c '
-        sleep 1
+        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "first=$?"
+        sleep 0.5
         curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"
         curl -sS --max-time 3 --noproxy "*" http://11.0.0.10/ >/dev/null 2>&1; echo "direct=$?"'
-t_eq "root: a gateway that fails at start leaves no way out" "0 proxy=7 direct=7" \
+t_match "root: a gateway that fails at start leaves no way out" "^0 first=(7|52|56) proxy=7 direct=7$" \
         "$T_RC $(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 t_match "... and run says so, with the gateway's last words" \
         "egress: the gateway did not start.*stand-in gateway: refusing to start; the sandbox ran with no way out" "$T_ERR"
 t_match "... in the audit log too" '"event":"egress-closed".*refusing to start' \
         "$(cat "$RSTATE"/umwelt/aproj-*/audit.jsonl 2>/dev/null)"
 
+# A run that connects to nothing never starts its gateway.
+rsbx run -p "$aproj" -- sh -c 'while [ ! -e "$0/idle-go" ]; do sleep 0.05; done' "$aproj" \
+        >/dev/null 2>&1 </dev/null &
+idle_run=$!
+sleep 1
+idle_gw=$(pgrep -f -- "umwelt-gateway .*--sandbox umwelt-aproj-")
+touch "$aproj/idle-go"
+wait "$idle_run"
+t_eq "root: a run that makes no connection never starts its gateway" "" "$idle_gw"
+
 # The real gateway killed during a run.
 rsbx run -p "$aproj" -- sh -c '
+        curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
         while [ ! -e "$0/go" ]; do sleep 0.05; done
         curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' "$aproj" \
         >"$T_TMP/killed.out" 2>"$T_TMP/killed.err" </dev/null &
@@ -329,7 +343,8 @@ sleep 0.2
 kill_pid "$kgw"
 touch "$aproj/go"
 wait "$killed_run"
-t_eq "root: the gateway killed during a run leaves no way out" "proxy=7" "$(cat "$T_TMP/killed.out")" \
+t_eq "root: the gateway killed during a run leaves no way out" "first=0 proxy=7" \
+        "$(tr '\n' ' ' <"$T_TMP/killed.out" | sed 's/ $//')" \
         "gateway $kgw: $(cat "$T_TMP/killed.err")"
 t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
         "$(cat "$T_TMP/killed.err")"
