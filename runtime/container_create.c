@@ -1,0 +1,456 @@
+/* create: the steps from a bundle to an init waiting for start (config,
+ * rootfs, state directory, cgroup, channels, the clone, id maps, the network
+ * wall, hooks), and the undoing of all of them when one fails. */
+#include "container.h"
+#include "container_int.h"
+#include "cgroup.h"
+#include "console.h"
+#include "hooks.h"
+#include "init.h"
+#include "namespaces.h"
+#include "netwall.h"
+#include "seccomp.h"
+#include "selfexe.h"
+#include "spec.h"
+#include "state.h"
+#include "sync.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+#include "src/common/log.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void creation_init(struct creation *c, const struct runtime_opts *rt, const struct create_opts *o)
+{
+        *c = (struct creation){.rt = rt,
+                               .o = o,
+                               .rootfd = -1,
+                               .dirfd = -1,
+                               .sync_fd = -1,
+                               .start_fd = -1,
+                               .console_fd = -1,
+                               .console_peer = -1,
+                               .cgroup_fd = -1};
+}
+
+void creation_release(struct creation *c)
+{
+        spec_free(c->spec);
+        free(c->config_text);
+        free(c->config_path);
+        free(c->rootfs);
+        free(c->cgroup);
+        cgroup_plan_free(c->cgroup_plan);
+        seccomp_filter_free(c->filter);
+        umw_close_fdp(&c->rootfd);
+        umw_close_fdp(&c->dirfd);
+        umw_close_fdp(&c->sync_fd);
+        umw_close_fdp(&c->start_fd);
+        umw_close_fdp(&c->console_fd);
+        umw_close_fdp(&c->console_peer);
+        umw_close_fdp(&c->cgroup_fd);
+}
+
+/* Undoes a failed create: the init, its cgroup, its state directory. The
+ * mounts live in the init's mount namespace and go with it. */
+void creation_abort(struct creation *c)
+{
+        _cleanup_error_ struct umw_error *ignored = NULL;
+        if (c->pid > 0) {
+                kill(c->pid, SIGKILL);
+                while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        if (c->cgroup_placed)
+                cgroup_remove(c->cgroup, &ignored);
+        if (c->dir_created)
+                state_dir_remove(c->rootfd, c->o->id, &ignored);
+}
+
+/* The init is an image of umwelt-run until start: create runs from a sealed
+ * copy when the container's processes may reach it (selfexe.h). Before
+ * anything exists, since the re-exec starts this create over. A pid
+ * namespace joined with CAP_SYS_PTRACE must not hold an unsealed init of
+ * another container still waiting for its start. */
+static int protect_runtime(struct creation *c, struct umw_error **err)
+{
+        const char *pidns = c->spec->namespaces[SPEC_NS_PID].path;
+        bool ptrace = c->spec->process.caps.bounding & (1ULL << CAP_SYS_PTRACE);
+        if (ptrace && pidns && selfexe_pidns_has_unsealed_runtime(pidns))
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "%s: .linux.namespaces: with CAP_SYS_PTRACE, joining pid "
+                                "namespace %s is refused while a container in it waits for "
+                                "start (its init is still the runtime): start that first",
+                                c->config_path, pidns);
+        return selfexe_reexec_sealed(c->rt->argv, err);
+}
+
+static int load_config(struct creation *c, struct umw_error **err)
+{
+        if (c->o->config_path)
+                c->config_path = strdup(c->o->config_path);
+        else if (asprintf(&c->config_path, "%s/config.json", c->o->bundle) < 0)
+                c->config_path = NULL;
+        if (!c->config_path)
+                return umw_fail_sys(err, ENOMEM, "config path");
+        int r = umw_read_file_at(AT_FDCWD, c->config_path, CONFIG_MAX, &c->config_text,
+                                 &c->config_len, err);
+        if (r < 0) {
+                if ((*err)->kind == UMW_EXIT_FAILURE && (*err)->errnum == ENOENT)
+                        (*err)->kind = UMW_EXIT_CONFIG;
+                return r;
+        }
+        r = spec_load(c->config_text, c->config_path, &c->spec, err);
+        if (r < 0)
+                return r;
+        if (!c->spec->process.args)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
+                                c->config_path);
+        r = ns_check(c->spec, err);
+        if (r == 0 && selfexe_needed(c->spec))
+                r = protect_runtime(c, err);
+        return r;
+}
+
+static int resolve_rootfs(struct creation *c, struct umw_error **err)
+{
+        const char *path = c->spec->root_path;
+        _cleanup_free_ char *joined = NULL;
+        if (path[0] != '/') {
+                if (asprintf(&joined, "%s/%s", c->o->bundle, path) < 0)
+                        return umw_fail_sys(err, ENOMEM, "rootfs path");
+                path = joined;
+        }
+        c->rootfs = realpath(path, NULL);
+        struct stat st;
+        if (!c->rootfs || stat(c->rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
+                return umw_fail(err, UMW_EXIT_CONFIG, ENOENT,
+                                "%s: .root.path: expected an existing directory, '%s' is not one",
+                                c->config_path, path);
+        return 0;
+}
+
+/* Moves an internal fd above the range handed to the workload, so
+ * --preserve-fds never passes one of ours by accident. */
+static int lift_fd(int *fd, int floor, struct umw_error **err)
+{
+        if (*fd < 0 || *fd >= floor)
+                return 0;
+        int high = fcntl(*fd, F_DUPFD_CLOEXEC, floor);
+        if (high < 0)
+                return umw_fail_errno(err, "move internal fd");
+        close(*fd);
+        *fd = high;
+        return 0;
+}
+
+/* Binding through /proc/self/fd keeps sun_path short whatever the root is. */
+int socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
+{
+        *addr = (struct sockaddr_un){.sun_family = AF_UNIX};
+        int n =
+            snprintf(addr->sun_path, sizeof(addr->sun_path), "/proc/self/fd/%d/%s", dirfd, name);
+        return n < (int)sizeof(addr->sun_path) ? 0 : -ENAMETOOLONG;
+}
+
+static int open_start_socket(struct creation *c, struct umw_error **err)
+{
+        struct sockaddr_un addr;
+        socket_path(c->dirfd, STATE_START_SOCKET, &addr);
+        c->start_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (c->start_fd < 0)
+                return umw_fail_errno(err, "create start socket");
+        if (bind(c->start_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+            listen(c->start_fd, 1) < 0)
+                return umw_fail_errno(err, "listen on start socket");
+        return 0;
+}
+
+static int open_console(struct creation *c, struct umw_error **err)
+{
+        if (!c->spec->process.terminal)
+                return 0;
+        if (c->o->console_socket)
+                return console_socket_connect(c->o->console_socket, &c->console_fd, err);
+        if (!c->interactive)
+                return 0;
+        /* run -t without a console socket: umwelt-run itself holds the master. */
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "console socket pair");
+        c->console_fd = pair[0];
+        c->console_peer = pair[1];
+        return 0;
+}
+
+/* The sync pair (our end in c->sync_fd, the init's in *child_end), the start
+ * socket and the console, all above the fds the workload is handed. */
+static int open_channels(struct creation *c, int *child_end, struct umw_error **err)
+{
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return umw_fail_errno(err, "create sync socket");
+        c->sync_fd = pair[0];
+        *child_end = pair[1];
+        int floor = 3 + c->o->preserve_fds;
+        int r = open_start_socket(c, err);
+        if (r == 0)
+                r = open_console(c, err);
+        if (r == 0)
+                r = lift_fd(child_end, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->sync_fd, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->start_fd, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->console_fd, floor, err);
+        return r;
+}
+
+/* The init starts in its cgroup2 directory when there is one; a kernel
+ * before 5.7 refuses CLONE_INTO_CGROUP (EINVAL) or the larger clone_args
+ * (E2BIG), and place_in_cgroup moves the init there instead. */
+static pid_t clone_init(struct creation *c, int flags, struct umw_error **err)
+{
+        struct clone_args args = {.flags = (uint64_t)flags, .exit_signal = SIGCHLD};
+        if (c->cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t)c->cgroup_fd;
+        }
+        pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        if (pid < 0 && c->cgroup_fd >= 0 && (errno == EINVAL || errno == E2BIG)) {
+                umw_debug("CLONE_INTO_CGROUP refused (%s): the init will be moved",
+                          strerror(errno));
+                args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+                args.cgroup = 0;
+                pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+        } else if (pid >= 0) {
+                c->born_in_cgroup = c->cgroup_fd >= 0;
+        }
+        if (pid < 0)
+                return umw_fail_errno(err, "clone the container init");
+        return pid;
+}
+
+static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
+{
+        int flags = ns_clone_flags(c->spec);
+        bool ptraces = init_runtime_ptraces(); /* ours, not the init's in its namespace */
+        pid_t pid = clone_init(c, flags, err);
+        if (pid < 0)
+                return pid;
+        umw_close_fdp(&c->cgroup_fd);
+        if (pid == 0) {
+                close(c->sync_fd);
+                if (c->console_peer >= 0)
+                        close(c->console_peer);
+                struct init_args a = {
+                    .spec = c->spec,
+                    .id = c->o->id,
+                    .bundle = c->o->bundle,
+                    .rootfs = c->rootfs,
+                    .sync_fd = child_end,
+                    .start_fd = c->start_fd,
+                    .console_fd = c->console_fd,
+                    .preserve_fds = c->o->preserve_fds,
+                    .no_pivot = c->o->no_pivot,
+                    .no_new_keyring = c->o->no_new_keyring,
+                    .new_userns = flags & CLONE_NEWUSER,
+                    .runtime_ptraces = ptraces,
+                    .filter = c->filter,
+                };
+                init_main(&a);
+        }
+        c->pid = pid;
+        umw_close_fdp(&c->console_fd);
+        return 0;
+}
+
+static int write_state(struct creation *c, struct umw_error **err)
+{
+        return state_write(c->dirfd, c->o->id, c->pid, state_pid_start_time(c->pid), c->o->bundle,
+                           c->rootfs, c->cgroup ? c->cgroup : "", c->spec->annotations,
+                           c->spec->n_annotations, err);
+}
+
+static int run_parent_hooks(struct creation *c, struct umw_error **err)
+{
+        const struct spec_hooks *pre = &c->spec->hooks[SPEC_HOOK_PRESTART];
+        const struct spec_hooks *rt = &c->spec->hooks[SPEC_HOOK_CREATE_RUNTIME];
+        if (!init_waits_for_hooks(c->spec))
+                return 0;
+        int r = sync_expect(c->sync_fd, SYNC_HOOKS, "container init", NULL, err);
+        if (r < 0)
+                return r;
+        struct container_state st;
+        r = state_read(c->dirfd, &st, err);
+        if (r < 0)
+                return r;
+        size_t len = 0;
+        _cleanup_free_ char *json = state_to_json(&st, STATUS_CREATING, false, &len);
+        state_release(&st);
+        if (!json)
+                return umw_fail_sys(err, ENOMEM, "hook state");
+        r = hooks_run(pre, "prestart", json, len, err);
+        if (r == 0)
+                r = hooks_run(rt, "createRuntime", json, len, err);
+        if (r < 0)
+                return r;
+        return sync_send(c->sync_fd, SYNC_GO, 0, err);
+}
+
+static bool cgroup_strict(const struct creation *c)
+{
+        return geteuid() == 0 && !c->rt->rootless;
+}
+
+/* The cgroup's path and every write it needs, before anything exists: a
+ * limit that cannot hold refuses the container here. */
+static int plan_cgroup(struct creation *c, struct umw_error **err)
+{
+        if (c->rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
+                return 0;
+        int r = cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
+                                    &c->cgroup, err);
+        if (r < 0)
+                return r;
+        struct cgroup_request req = {.path = c->cgroup,
+                                     .resources = c->spec->resources,
+                                     .devices = c->spec->devices,
+                                     .n_devices = c->spec->n_devices,
+                                     .file = c->config_path,
+                                     .strict = cgroup_strict(c)};
+        return cgroup_plan_new(&req, &c->cgroup_plan, err);
+}
+
+/* The cgroup2 directory, with its limits, before the init exists: the init
+ * is cloned straight into it. */
+static int prepare_cgroup(struct creation *c, struct umw_error **err)
+{
+        if (!c->cgroup_plan)
+                return 0;
+        c->cgroup_placed = true; /* from here on, an abort removes it */
+        return cgroup_plan_prepare_unified(c->cgroup_plan, &c->cgroup_fd, err);
+}
+
+/* Runs while the init builds its mounts. The limits are written before the
+ * init enters: it joins the v1 hierarchies itself once told (a pid written
+ * from here would wait for an RCU grace period), before its cgroup mount,
+ * before anything it starts could escape the cgroup (hooks) and before
+ * READY. */
+static int place_in_cgroup(struct creation *c, struct umw_error **err)
+{
+        int joins[CGROUP_MAX_JOINS];
+        size_t n = 0;
+        int r = c->cgroup_plan
+                    ? cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, joins, &n, err)
+                    : 0;
+        if (r == 0)
+                r = sync_send_fds(c->sync_fd, SYNC_PLACED, joins, n, err);
+        cgroup_join_close(joins, &n);
+        return r;
+}
+
+/* GO, the cgroup and the network wall. The wall stands before anything runs
+ * in the container: the init runs nothing of it before READY, so the wall
+ * goes up while the init builds its mounts, unless a createContainer hook
+ * would run in the namespace before that. */
+static int go_and_wall(struct creation *c, struct umw_error **err)
+{
+        bool wall_first = c->spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count > 0;
+        _cleanup_close_ int netns = -1;
+        int r = netwall_open(c->spec, c->pid, &netns, err);
+        if (r == 0 && wall_first)
+                r = netwall_install(netns, err);
+        if (r == 0)
+                r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
+        if (r == 0)
+                r = place_in_cgroup(c, err);
+        if (r == 0 && !wall_first)
+                r = netwall_install(netns, err);
+        return r;
+}
+
+/* The steps of create, in order; c->pid > 0 once there is an init to kill. */
+static int create_steps(struct creation *c, struct umw_error **err)
+{
+        int r = load_config(c, err);
+        if (r == 0)
+                r = resolve_rootfs(c, err);
+        if (r == 0)
+                r = state_root_open(c->rt->root, true, &c->rootfd, err);
+        if (r == 0)
+                r = state_check_id(c->o->id, err);
+        /* The init loads it last; a bad profile fails before anything exists. */
+        if (r == 0 && c->spec->seccomp)
+                r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err);
+        if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)
+                c->dir_created = true;
+        if (r == 0)
+                r = umw_write_file_atomic(c->dirfd, STATE_CONFIG, c->config_text, c->config_len,
+                                          0600, err);
+        if (r == 0)
+                r = plan_cgroup(c, err);
+        if (r == 0)
+                r = prepare_cgroup(c, err);
+        if (r < 0)
+                return r;
+        int child_end = -1;
+        struct ns_saved saved = {-1, -1};
+        r = open_channels(c, &child_end, err);
+        if (r == 0)
+                r = ns_prepare_parent(c->spec, &saved, err);
+        if (r == 0)
+                r = spawn_init(c, child_end, err);
+        int restored = ns_restore_parent(&saved, err);
+        if (child_end >= 0)
+                close(child_end);
+        if (r < 0 || restored < 0)
+                return r < 0 ? r : restored;
+        if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
+            (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
+                return r;
+        /* The init builds its mounts from GO on, and waits only for its
+         * cgroup: state.json comes after. A create killed before it leaves
+         * cgroup directories that delete --force finds from the saved config. */
+        if ((r = go_and_wall(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
+            (r = run_parent_hooks(c, err)) < 0)
+                return r;
+        r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
+        if (r == 0)
+                r = umw_write_pid_file(c->o->pid_file, c->pid, err);
+        return r;
+}
+
+int create(struct creation *c, struct umw_error **err)
+{
+        int r = create_steps(c, err);
+        if (r < 0)
+                creation_abort(c);
+        return r;
+}
+
+int container_create(const struct runtime_opts *rt, const struct create_opts *o,
+                     struct umw_error **err)
+{
+        struct creation c;
+        creation_init(&c, rt, o);
+        int r = create(&c, err);
+        creation_release(&c);
+        return r;
+}

@@ -1,0 +1,139 @@
+/* start: telling a created container's init to exec its workload; and
+ * run, which creates, starts, supervises and deletes in one go. */
+#include "container.h"
+#include "container_int.h"
+#include "console.h"
+#include "spec.h"
+#include "state.h"
+#include "supervise.h"
+#include "sync.h"
+#include "src/common/cleanup.h"
+#include "src/common/error.h"
+#include "src/common/fdio.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Tells the waiting init to go; an empty answer means it has exec'd. */
+static int signal_start(const struct found *f, struct umw_error **err)
+{
+        struct sockaddr_un addr;
+        socket_path(f->dirfd, STATE_START_SOCKET, &addr);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return umw_fail_errno(err, "start socket");
+        if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+                return umw_fail_errno(err, "container '%s': reach its init", f->st.id);
+        int r = sync_send(fd, SYNC_GO, 0, err);
+        if (r < 0)
+                return r;
+        /* The init answers only to report a failure; exec closes the socket. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return umw_fail_errno(err, "wait for start");
+        char probe;
+        if (recv(fd, &probe, 1, MSG_PEEK) == 0)
+                return 0;
+        return sync_expect(fd, SYNC_READY, "container init", NULL, err);
+}
+
+static int start_found(struct found *f, struct umw_error **err)
+{
+        if (f->status != STATUS_CREATED)
+                return umw_fail(err, UMW_EXIT_STATE, EINVAL,
+                                "container '%s' is %s: only a created container can start",
+                                f->st.id, state_status_name(f->status));
+        const struct spec *spec = NULL;
+        struct spec *owned = NULL;
+        int r = found_spec(f, &spec, &owned, err);
+        if (r == 0)
+                r = signal_start(f, err);
+        if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
+                r = umw_fail_errno(err, "remove start socket");
+        if (r == 0) {
+                f->status = STATUS_RUNNING;
+                r = run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
+                                      err);
+        }
+        spec_free(owned);
+        return r;
+}
+
+int container_start(const struct runtime_opts *rt, const char *id, struct umw_error **err)
+{
+        struct found f;
+        int r = find(rt, id, &f, err);
+        if (r < 0)
+                return r;
+        r = start_found(&f, err);
+        found_release(&f);
+        return r;
+}
+
+/* run's own delete, with the config it already has in memory and the state
+ * it found at start: only the status is looked at again. */
+static int delete_started(struct found *f, struct umw_error **err)
+{
+        f->status = state_status(&f->st, f->dirfd);
+        return delete_found(f, true, err);
+}
+
+static int run_started(struct creation *c, struct found *f, int *exit_status,
+                       struct umw_error **err)
+{
+        int master = -1;
+        if (c->console_peer >= 0) {
+                int r = console_recv_fd(c->console_peer, &master, err);
+                if (r < 0)
+                        return r;
+        }
+        int r = find(c->rt, c->o->id, f, err);
+        if (r == 0) {
+                f->spec = c->spec;
+                r = start_found(f, err);
+        }
+        /* Unlinked by start: its inode is freed at this last close (on ext4
+         * a journal write), better while the workload runs than after. */
+        umw_close_fdp(&c->start_fd);
+        if (r == 0 && !c->o->detach)
+                r = supervise(c->pid, master, exit_status, err);
+        if (master >= 0)
+                close(master);
+        return r;
+}
+
+int container_run(const struct runtime_opts *rt, const struct create_opts *o, int *exit_status,
+                  struct umw_error **err)
+{
+        sigset_t old;
+        int r = supervise_block_signals(&old, err);
+        if (r < 0)
+                return r;
+        if (!o->no_subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "become subreaper");
+        struct creation c;
+        creation_init(&c, rt, o);
+        c.interactive = !o->detach;
+        *exit_status = 0;
+        struct found f = {.rootfd = -1, .dirfd = -1};
+        r = create(&c, err);
+        if (r == 0 && o->created && (r = o->created(c.pid, o->created_data, err)) < 0)
+                creation_abort(&c);
+        else if (r == 0) {
+                r = run_started(&c, &f, exit_status, err);
+                if (r < 0)
+                        creation_abort(&c);
+                else if (!o->detach && !o->keep)
+                        r = delete_started(&f, err);
+        }
+        found_release(&f);
+        creation_release(&c);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}
