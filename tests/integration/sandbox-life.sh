@@ -180,6 +180,29 @@ life() {
         t_eq "$w: nothing is left of it" "" "$(leftovers "$id" "$pid")"
         t_eq "$w: gc then finds nothing" "nothing to remove" "$(S sandbox gc 2>&1)"
 
+        # A one-shot run has no bundle directory: its state directory is its
+        # bundle. Killed with its runtime, gc removes what it left.
+        S sandbox run -p "$proj" -- sleep 100 >/dev/null 2>&1 </dev/null &
+        local runner=$! rid=
+        for _ in $(seq 50); do
+                rid=$(S list -q | grep -e '-run[0-9]*$') && [[ -n $(S state "$rid" 2>/dev/null) ]] && break
+                sleep 0.1
+        done
+        out=$(S state "$rid")
+        t_eq "$w: a one-shot run's bundle is its state directory" "$(state_dir "$rid")" \
+                "$(field "$out" "j['bundle']")" "$out"
+        t_eq "$w: ... holding its config" yes "$([[ -s $(state_dir "$rid")/config.json ]] && echo yes)"
+        t_eq "$w: ... and no bundle directory is made" no "$([[ -e $(bundle_dir "$rid") ]] && echo yes || echo no)"
+        pid=$(field "$out" "j['pid']")
+        remember "$pid"
+        kill -KILL "${rid##*-run}" "$pid"
+        for _ in $(seq 50); do proc_alive "$pid" || break; sleep 0.1; done
+        capture_split S sandbox gc
+        t_match "$w: gc removes a one-shot run killed with its runtime" "removed $rid \\($proj\\)" \
+                "$T_OUT" "$T_ERR"
+        t_eq "$w: nothing is left of the one-shot run" "" "$(leftovers "$rid" "$pid")"
+        wait "$runner" 2>/dev/null
+
         # Idle: a sandbox with an exec just now stays; with none for 1s it goes.
         S sandbox up -p "$proj" >/dev/null 2>&1
         pid=$(field "$(S sandbox status -p "$proj" --json)" "j['pid']")
