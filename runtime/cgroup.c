@@ -518,6 +518,19 @@ static int cpuset_inherit(int parentfd, int fd)
         return 0;
 }
 
+/* The leaf in one mkdirat and one open where nothing is to be done on the
+ * way down (a v1 hierarchy other than cpuset): its parents exist from the
+ * first container on, and a walk costs three calls per parent in each of
+ * the hierarchies. -ENOENT: a parent is missing. cgroupfs has no symbolic
+ * links, and path has no "." or ".." component (cgroup_path_resolve). */
+static int open_leaf(int rootfd, const char *path, int *out)
+{
+        if (mkdirat(rootfd, path, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        *out = openat(rootfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return *out < 0 ? -errno : 0;
+}
+
 /* mkdir -p of path below the hierarchy root, returning an fd of the leaf.
  * On v2, enable (e.g. "+memory +pids") is switched on in every ancestor so
  * that the leaf has those controllers' files. */
@@ -527,10 +540,15 @@ static int make_cgroup_dir(const struct hierarchy *h, const char *path, const ch
         _cleanup_close_ int fd = open(h->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
+        bool is_cpuset = !h->v2 && cgroup_has_controller(h, "cpuset");
+        if (!h->v2 && !is_cpuset) {
+                int r = open_leaf(fd, path, out);
+                if (r != -ENOENT)
+                        return r;
+        }
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
-        bool is_cpuset = !h->v2 && cgroup_has_controller(h, "cpuset");
         char *save = NULL;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 int r;
