@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 bool cgroup_list_has(const char *list, const char *sep, const char *name)
@@ -39,7 +40,7 @@ void cgroup_read_small(int dirfd, const char *file, char *buf, size_t size)
 /* Every cgroup (v1) and cgroup2 mount of this mount namespace, from
  * mountinfo. Only mounts whose root is "/" count: a bind of a sub-cgroup is
  * not a hierarchy to create containers in. */
-int cgroup_host_find(struct host *host, struct umw_error **err)
+static int read_mountinfo(struct host *host, struct umw_error **err)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
@@ -63,6 +64,34 @@ int cgroup_host_find(struct host *host, struct umw_error **err)
                 snprintf(h->controllers, sizeof(h->controllers), "%s", super);
         }
         return 0;
+}
+
+/* Read once per process and mount namespace: run reads the hierarchies to
+ * make its cgroup and again to remove it, ~70 us each (the kernel renders
+ * every mount). A child in a mount namespace of its own (the init) has
+ * another pid and namespace; a hierarchy mounted while a run lives is seen
+ * by the next process, and its removal goes where the cgroup was made. */
+int cgroup_host_find(struct host *host, struct umw_error **err)
+{
+        static struct host cached;
+        static pid_t cached_pid;
+        static dev_t cached_dev;
+        static ino_t cached_ino;
+        struct stat ns;
+        bool keyed = stat("/proc/self/ns/mnt", &ns) == 0;
+        pid_t pid = getpid();
+        if (keyed && cached_pid == pid && cached_dev == ns.st_dev && cached_ino == ns.st_ino) {
+                *host = cached;
+                return 0;
+        }
+        int r = read_mountinfo(host, err);
+        if (r == 0 && keyed) {
+                cached = *host;
+                cached_pid = pid;
+                cached_dev = ns.st_dev;
+                cached_ino = ns.st_ino;
+        }
+        return r;
 }
 
 struct hierarchy *cgroup_unified(struct host *host)

@@ -23,7 +23,8 @@ struct host {
 };
 
 /* Every cgroup (v1) and cgroup2 mount of this mount namespace whose root is
- * "/" (a bind of a sub-cgroup is not a hierarchy to make containers in). */
+ * "/" (a bind of a sub-cgroup is not a hierarchy to make containers in),
+ * read once per process and mount namespace. */
 int cgroup_host_find(struct host *host, struct umw_error **err);
 /* The cgroup2 hierarchy, or NULL. */
 struct hierarchy *cgroup_unified(struct host *host);
