@@ -1,6 +1,6 @@
-/* The readers every part of the config.json parser shares: typed members,
- * names looked up in a table, and the one-line "expected ..." error each
- * reports. Internal to runtime/spec*.c (spec_int.h). */
+/* The readers every part of the config.json parser shares (the member
+ * readers are inline in spec_int.h): names looked up in a table, arrays,
+ * paths, and the one-line "expected ..." error each reports. */
 #include "spec_int.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
@@ -84,16 +84,6 @@ int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *t
         return expected_one_of(loc, table, n, err);
 }
 
-int read_u32(yajl_val v, const struct umw_jloc *loc, uint32_t *out, struct umw_error **err)
-{
-        int64_t n = 0;
-        int r = umw_json_int64(v, loc, 0, UINT32_MAX, &n, err);
-        if (r < 0)
-                return r;
-        *out = (uint32_t)n;
-        return 0;
-}
-
 int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
                        struct umw_error **err)
 {
@@ -101,57 +91,6 @@ int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
                 return umw_json_expected(loc, "an absolute path", err);
         *out = v->u.string;
         return 0;
-}
-
-/* Member readers: absent members leave *out untouched unless required. */
-int member_string(yajl_val obj, const struct umw_jloc *loc, const char *key, bool required,
-                  const char **out, struct umw_error **err)
-{
-        struct umw_jloc at = umw_jloc_key(loc, key);
-        yajl_val v = umw_json_member(obj, key);
-        if (!v)
-                return required ? umw_json_expected(&at, "a string", err) : 0;
-        return umw_json_string(v, &at, out, err);
-}
-
-int member_bool(yajl_val obj, const struct umw_jloc *loc, const char *key, bool *out,
-                struct umw_error **err)
-{
-        struct umw_jloc at = umw_jloc_key(loc, key);
-        yajl_val v = umw_json_member(obj, key);
-        return v ? umw_json_bool(v, &at, out, err) : 0;
-}
-
-int member_u32(yajl_val obj, const struct umw_jloc *loc, const char *key, bool required,
-               uint32_t *out, bool *present, struct umw_error **err)
-{
-        struct umw_jloc at = umw_jloc_key(loc, key);
-        yajl_val v = umw_json_member(obj, key);
-        if (!v)
-                return required ? umw_json_expected(&at, "an integer from 0 to 4294967295", err)
-                                : 0;
-        if (present)
-                *present = true;
-        return read_u32(v, &at, out, err);
-}
-
-int member_strv(yajl_val obj, const struct umw_jloc *loc, const char *key, const char ***out,
-                size_t *count, struct umw_error **err)
-{
-        struct umw_jloc at = umw_jloc_key(loc, key);
-        yajl_val v = umw_json_member(obj, key);
-        return v ? umw_json_strv(v, &at, out, count, err) : 0;
-}
-
-/* The member as an object or array; *out stays NULL when absent. */
-int member_typed(yajl_val obj, const struct umw_jloc *loc, const char *key, bool array,
-                 yajl_val *out, struct umw_jloc *at, struct umw_error **err)
-{
-        *at = umw_jloc_key(loc, key);
-        *out = umw_json_member(obj, key);
-        if (!*out)
-                return 0;
-        return array ? umw_json_array(*out, at, err) : umw_json_object(*out, at, err);
 }
 
 int parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out, size_t *count,
