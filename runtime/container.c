@@ -18,14 +18,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-void found_release(struct found *f)
+void ctr_found_release(struct found *f)
 {
         state_release(&f->st);
         umw_close_fdp(&f->dirfd);
         umw_close_fdp(&f->rootfd);
 }
 
-int find(const struct runtime_opts *rt, const char *id, struct found *f, struct umw_error **err)
+int ctr_find(const struct runtime_opts *rt, const char *id, struct found *f, struct umw_error **err)
 {
         *f = (struct found){.rootfd = -1, .dirfd = -1};
         int r = state_check_id(id, err);
@@ -36,14 +36,14 @@ int find(const struct runtime_opts *rt, const char *id, struct found *f, struct 
         if (r == 0)
                 r = state_read(f->dirfd, &f->st, err);
         if (r < 0) {
-                found_release(f);
+                ctr_found_release(f);
                 return r;
         }
         f->status = state_status(&f->st, f->dirfd);
         return 0;
 }
 
-int load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err)
+int ctr_load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err)
 {
         _cleanup_free_ char *text = NULL;
         int r = umw_read_file_at(f->dirfd, STATE_CONFIG, CONFIG_MAX, &text, NULL, err);
@@ -54,21 +54,21 @@ int load_saved_spec(const struct found *f, struct spec **spec, struct umw_error 
 
 /* The container's config for its hooks: the one in memory (run created it)
  * or the copy saved at create, loaded into *owned. */
-int found_spec(const struct found *f, const struct spec **spec, struct spec **owned,
-               struct umw_error **err)
+int ctr_found_spec(const struct found *f, const struct spec **spec, struct spec **owned,
+                   struct umw_error **err)
 {
         *owned = NULL;
         if (f->spec) {
                 *spec = f->spec;
                 return 0;
         }
-        int r = load_saved_spec(f, owned, err);
+        int r = ctr_load_saved_spec(f, owned, err);
         *spec = *owned;
         return r;
 }
 
-int run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
-                      const char *name, enum container_status status, struct umw_error **err)
+int ctr_run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
+                          const char *name, enum container_status status, struct umw_error **err)
 {
         if (!spec->hooks[kind].count)
                 return 0;
@@ -81,8 +81,8 @@ int run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_
 
 /* The container's processes: its cgroup's, or the init alone when it has
  * none (rootless without a delegated cgroup). */
-int list_processes(const struct container_state *st, pid_t **pids, size_t *n,
-                   struct umw_error **err)
+int ctr_list_processes(const struct container_state *st, pid_t **pids, size_t *n,
+                       struct umw_error **err)
 {
         *pids = NULL;
         *n = 0;
@@ -101,11 +101,11 @@ int container_state(const struct runtime_opts *rt, const char *id, char **json,
                     struct umw_error **err)
 {
         struct found f;
-        int r = find(rt, id, &f, err);
+        int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
         *json = state_to_json(&f.st, f.status, true, NULL);
-        found_release(&f);
+        ctr_found_release(&f);
         return *json ? 0 : umw_fail_sys(err, ENOMEM, "state");
 }
 
@@ -130,10 +130,10 @@ int container_list(const struct runtime_opts *rt, bool pretty, char **json, stru
                 struct found f;
                 _cleanup_error_ struct umw_error *skip = NULL;
                 /* A container deleted while we list is simply not listed. */
-                if (find(rt, e->d_name, &f, &skip) < 0)
+                if (ctr_find(rt, e->d_name, &f, &skip) < 0)
                         continue;
                 state_gen(g, &f.st, f.status);
-                found_release(&f);
+                ctr_found_release(&f);
         }
         yajl_gen_array_close(g);
         *json = umw_jgen_finish(g, NULL);
@@ -144,7 +144,7 @@ int container_list(const struct runtime_opts *rt, bool pretty, char **json, stru
 static int find_live(const struct runtime_opts *rt, const char *id, const char *verb,
                      enum container_status want, struct found *f, struct umw_error **err)
 {
-        int r = find(rt, id, f, err);
+        int r = ctr_find(rt, id, f, err);
         if (r < 0)
                 return r;
         bool live = f->status == STATUS_RUNNING || f->status == STATUS_PAUSED ||
@@ -158,7 +158,7 @@ static int find_live(const struct runtime_opts *rt, const char *id, const char *
                              "%s it",
                              id, verb);
         if (r < 0)
-                found_release(f);
+                ctr_found_release(f);
         return r;
 }
 
@@ -171,7 +171,7 @@ static int freeze(const struct runtime_opts *rt, const char *id, bool frozen,
         if (r < 0)
                 return r;
         r = cgroup_freeze(f.st.cgroup, frozen, err);
-        found_release(&f);
+        ctr_found_release(&f);
         return r;
 }
 
@@ -194,7 +194,7 @@ int container_update(const struct runtime_opts *rt, const char *id, yajl_val res
         if (r < 0)
                 return r;
         r = cgroup_update(f.st.cgroup, resources, file, err);
-        found_release(&f);
+        ctr_found_release(&f);
         return r;
 }
 
@@ -202,10 +202,10 @@ int container_pids(const struct runtime_opts *rt, const char *id, pid_t **pids, 
                    struct umw_error **err)
 {
         struct found f;
-        int r = find(rt, id, &f, err);
+        int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
-        r = list_processes(&f.st, pids, n, err);
-        found_release(&f);
+        r = ctr_list_processes(&f.st, pids, n, err);
+        ctr_found_release(&f);
         return r;
 }

@@ -35,7 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void creation_init(struct creation *c, const struct runtime_opts *rt, const struct create_opts *o)
+void ctr_creation_init(struct creation *c, const struct runtime_opts *rt,
+                       const struct create_opts *o)
 {
         *c = (struct creation){.rt = rt,
                                .o = o,
@@ -48,7 +49,7 @@ void creation_init(struct creation *c, const struct runtime_opts *rt, const stru
                                .cgroup_fd = -1};
 }
 
-void creation_release(struct creation *c)
+void ctr_creation_release(struct creation *c)
 {
         spec_free(c->spec);
         free(c->config_text);
@@ -68,7 +69,7 @@ void creation_release(struct creation *c)
 
 /* Undoes a failed create: the init, its cgroup, its state directory. The
  * mounts live in the init's mount namespace and go with it. */
-void creation_abort(struct creation *c)
+void ctr_creation_abort(struct creation *c)
 {
         _cleanup_error_ struct umw_error *ignored = NULL;
         if (c->pid > 0) {
@@ -160,7 +161,7 @@ static int lift_fd(int *fd, int floor, struct umw_error **err)
 }
 
 /* Binding through /proc/self/fd keeps sun_path short whatever the root is. */
-int socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
+int ctr_socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
 {
         *addr = (struct sockaddr_un){.sun_family = AF_UNIX};
         int n =
@@ -171,7 +172,7 @@ int socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
 static int open_start_socket(struct creation *c, struct umw_error **err)
 {
         struct sockaddr_un addr;
-        socket_path(c->dirfd, STATE_START_SOCKET, &addr);
+        ctr_socket_path(c->dirfd, STATE_START_SOCKET, &addr);
         c->start_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (c->start_fd < 0)
                 return umw_fail_errno(err, "create start socket");
@@ -437,11 +438,11 @@ static int create_steps(struct creation *c, struct umw_error **err)
         return r;
 }
 
-int create(struct creation *c, struct umw_error **err)
+int ctr_create(struct creation *c, struct umw_error **err)
 {
         int r = create_steps(c, err);
         if (r < 0)
-                creation_abort(c);
+                ctr_creation_abort(c);
         return r;
 }
 
@@ -449,8 +450,8 @@ int container_create(const struct runtime_opts *rt, const struct create_opts *o,
                      struct umw_error **err)
 {
         struct creation c;
-        creation_init(&c, rt, o);
-        int r = create(&c, err);
-        creation_release(&c);
+        ctr_creation_init(&c, rt, o);
+        int r = ctr_create(&c, err);
+        ctr_creation_release(&c);
         return r;
 }

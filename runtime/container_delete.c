@@ -45,7 +45,7 @@ static int signal_all(const struct container_state *st, int sig, struct umw_erro
                 return r;
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
-        r = list_processes(st, &pids, &n, err);
+        r = ctr_list_processes(st, &pids, &n, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++)
@@ -58,14 +58,14 @@ int container_kill(const struct runtime_opts *rt, const char *id, int sig, bool 
                    struct umw_error **err)
 {
         struct found f;
-        int r = find(rt, id, &f, err);
+        int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
         if (f.status == STATUS_STOPPED)
                 r = umw_fail(err, UMW_EXIT_STATE, ESRCH, "container '%s' is not running", id);
         else
                 r = all ? signal_all(&f.st, sig, err) : signal_pid(&f.st, sig, err);
-        found_release(&f);
+        ctr_found_release(&f);
         return r;
 }
 
@@ -96,7 +96,7 @@ static int kill_everything(struct found *f, struct umw_error **err)
         return r < 0 ? r : wait_gone(&f->st, err);
 }
 
-int delete_found(struct found *f, bool force, struct umw_error **err)
+int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
 {
         bool live = f->status == STATUS_RUNNING || f->status == STATUS_PAUSED;
         if (live && !force)
@@ -110,9 +110,9 @@ int delete_found(struct found *f, bool force, struct umw_error **err)
         struct spec *owned = NULL;
         _cleanup_error_ struct umw_error *hook_err = NULL;
         /* A poststop hook that fails is a warning: the container is gone. */
-        if (found_spec(f, &spec, &owned, &hook_err) == 0 &&
-            run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED, &hook_err) <
-                0)
+        if (ctr_found_spec(f, &spec, &owned, &hook_err) == 0 &&
+            ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED,
+                                  &hook_err) < 0)
                 umw_warn("%s", hook_err->msg);
         spec_free(owned);
         if (f->st.cgroup[0] && (r = cgroup_remove(f->st.cgroup, err)) < 0)
@@ -137,7 +137,7 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         struct spec *spec = NULL;
         _cleanup_error_ struct umw_error *no_config = NULL;
         _cleanup_free_ char *path = NULL;
-        if (load_saved_spec(&f, &spec, &no_config) == 0 &&
+        if (ctr_load_saved_spec(&f, &spec, &no_config) == 0 &&
             (r = cgroup_path_resolve(spec->cgroups_path, id, rt->cgroup_manager, &path, err)) == 0)
                 r = cgroup_remove(path, err);
         spec_free(spec);
@@ -164,7 +164,7 @@ int container_delete(const struct runtime_opts *rt, const char *id, bool force,
                      struct umw_error **err)
 {
         struct found f;
-        int r = find(rt, id, &f, err);
+        int r = ctr_find(rt, id, &f, err);
         if (r < 0) {
                 if (force && (*err)->kind == UMW_EXIT_NOTFOUND) {
                         umw_error_freep(err);
@@ -172,7 +172,7 @@ int container_delete(const struct runtime_opts *rt, const char *id, bool force,
                 }
                 return r;
         }
-        r = delete_found(&f, force, err);
-        found_release(&f);
+        r = ctr_delete_found(&f, force, err);
+        ctr_found_release(&f);
         return r;
 }

@@ -41,14 +41,15 @@ struct creation {
         bool born_in_cgroup; /* CLONE_INTO_CGROUP took: no cgroup2 migration */
 };
 
-void creation_init(struct creation *c, const struct runtime_opts *rt, const struct create_opts *o);
-void creation_release(struct creation *c);
+void ctr_creation_init(struct creation *c, const struct runtime_opts *rt,
+                       const struct create_opts *o);
+void ctr_creation_release(struct creation *c);
 /* Undoes a failed create: the init, its cgroup, its state directory. */
-void creation_abort(struct creation *c);
-/* Every step of create; on failure, undone (creation_abort). */
-int create(struct creation *c, struct umw_error **err);
+void ctr_creation_abort(struct creation *c);
+/* Every step of create; on failure, undone (ctr_creation_abort). */
+int ctr_create(struct creation *c, struct umw_error **err);
 /* The address of socket name in directory dirfd: 0 or -ENAMETOOLONG. */
-int socket_path(int dirfd, const char *name, struct sockaddr_un *addr);
+int ctr_socket_path(int dirfd, const char *name, struct sockaddr_un *addr);
 
 /* A container looked up by id: its state and state directory. */
 struct found {
@@ -58,22 +59,23 @@ struct found {
         const struct spec *spec; /* its config when the caller has it (run), else NULL */
 };
 
-/* Looks container id up in rt's state root; found_release frees it. */
-int find(const struct runtime_opts *rt, const char *id, struct found *f, struct umw_error **err);
-void found_release(struct found *f);
+/* Looks container id up in rt's state root; ctr_found_release frees it. */
+int ctr_find(const struct runtime_opts *rt, const char *id, struct found *f,
+             struct umw_error **err);
+void ctr_found_release(struct found *f);
 /* The config saved at create, in f's state directory. */
-int load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err);
+int ctr_load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err);
 /* f's config: f->spec, or the saved one loaded into *owned. */
-int found_spec(const struct found *f, const struct spec **spec, struct spec **owned,
-               struct umw_error **err);
+int ctr_found_spec(const struct found *f, const struct spec **spec, struct spec **owned,
+                   struct umw_error **err);
 /* Runs spec's hooks of kind (none: nothing), handing them f's state as
  * status. */
-int run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
-                      const char *name, enum container_status status, struct umw_error **err);
+int ctr_run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
+                          const char *name, enum container_status status, struct umw_error **err);
 /* The container's processes (malloc'd). */
-int list_processes(const struct container_state *st, pid_t **pids, size_t *n,
-                   struct umw_error **err);
+int ctr_list_processes(const struct container_state *st, pid_t **pids, size_t *n,
+                       struct umw_error **err);
 /* Deletes f (killing it first with force), its hooks, cgroup and state. */
-int delete_found(struct found *f, bool force, struct umw_error **err);
+int ctr_delete_found(struct found *f, bool force, struct umw_error **err);
 
 #endif

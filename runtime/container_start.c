@@ -23,7 +23,7 @@
 static int signal_start(const struct found *f, struct umw_error **err)
 {
         struct sockaddr_un addr;
-        socket_path(f->dirfd, STATE_START_SOCKET, &addr);
+        ctr_socket_path(f->dirfd, STATE_START_SOCKET, &addr);
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return umw_fail_errno(err, "start socket");
@@ -51,15 +51,15 @@ static int start_found(struct found *f, struct umw_error **err)
                                 f->st.id, state_status_name(f->status));
         const struct spec *spec = NULL;
         struct spec *owned = NULL;
-        int r = found_spec(f, &spec, &owned, err);
+        int r = ctr_found_spec(f, &spec, &owned, err);
         if (r == 0)
                 r = signal_start(f, err);
         if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
                 r = umw_fail_errno(err, "remove start socket");
         if (r == 0) {
                 f->status = STATUS_RUNNING;
-                r = run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
-                                      err);
+                r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
+                                          err);
         }
         spec_free(owned);
         return r;
@@ -68,11 +68,11 @@ static int start_found(struct found *f, struct umw_error **err)
 int container_start(const struct runtime_opts *rt, const char *id, struct umw_error **err)
 {
         struct found f;
-        int r = find(rt, id, &f, err);
+        int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
         r = start_found(&f, err);
-        found_release(&f);
+        ctr_found_release(&f);
         return r;
 }
 
@@ -81,7 +81,7 @@ int container_start(const struct runtime_opts *rt, const char *id, struct umw_er
 static int delete_started(struct found *f, struct umw_error **err)
 {
         f->status = state_status(&f->st, f->dirfd);
-        return delete_found(f, true, err);
+        return ctr_delete_found(f, true, err);
 }
 
 static int run_started(struct creation *c, struct found *f, int *exit_status,
@@ -93,7 +93,7 @@ static int run_started(struct creation *c, struct found *f, int *exit_status,
                 if (r < 0)
                         return r;
         }
-        int r = find(c->rt, c->o->id, f, err);
+        int r = ctr_find(c->rt, c->o->id, f, err);
         if (r == 0) {
                 f->spec = c->spec;
                 r = start_found(f, err);
@@ -118,22 +118,22 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         if (!o->no_subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
                 return umw_fail_errno(err, "become subreaper");
         struct creation c;
-        creation_init(&c, rt, o);
+        ctr_creation_init(&c, rt, o);
         c.interactive = !o->detach;
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
-        r = create(&c, err);
+        r = ctr_create(&c, err);
         if (r == 0 && o->created && (r = o->created(c.pid, o->created_data, err)) < 0)
-                creation_abort(&c);
+                ctr_creation_abort(&c);
         else if (r == 0) {
                 r = run_started(&c, &f, exit_status, err);
                 if (r < 0)
-                        creation_abort(&c);
+                        ctr_creation_abort(&c);
                 else if (!o->detach && !o->keep)
                         r = delete_started(&f, err);
         }
-        found_release(&f);
-        creation_release(&c);
+        ctr_found_release(&f);
+        ctr_creation_release(&c);
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }

@@ -26,8 +26,8 @@ static int parse_mount(yajl_val obj, const struct umw_jloc *loc, struct spec_mou
         struct umw_jloc dest_at = umw_jloc_key(loc, "destination");
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = read_absolute_path(umw_json_member(obj, "destination"), &dest_at,
-                                       &m->destination, err);
+                r = spec_read_absolute_path(umw_json_member(obj, "destination"), &dest_at,
+                                            &m->destination, err);
         if (r == 0)
                 r = member_string(obj, loc, "type", false, &m->type, err);
         if (r == 0)
@@ -40,7 +40,7 @@ static int parse_mount(yajl_val obj, const struct umw_jloc *loc, struct spec_mou
 static int parse_mounts(yajl_val arr, const struct umw_jloc *loc, struct spec *spec,
                         struct umw_error **err)
 {
-        int r = alloc_array(arr->u.array.len, sizeof(*spec->mounts), &spec->mounts, err);
+        int r = spec_alloc_array(arr->u.array.len, sizeof(*spec->mounts), &spec->mounts, err);
         if (r < 0)
                 return r;
         spec->n_mounts = arr->u.array.len;
@@ -74,26 +74,27 @@ static int parse_spec(yajl_val top, const struct umw_jloc *loc, struct spec *spe
         int r;
         if ((r = umw_json_object(top, loc, err)) < 0)
                 return r;
-        note_unknown_keys(top, loc, top_keys);
+        spec_note_unknown_keys(top, loc, top_keys);
         if ((r = member_string(top, loc, "ociVersion", true, &spec->oci_version, err)) < 0 ||
             (r = parse_root(top, loc, spec, err)) < 0 ||
             (r = member_string(top, loc, "hostname", false, &spec->hostname, err)) < 0 ||
             (r = member_string(top, loc, "domainname", false, &spec->domainname, err)) < 0)
                 return r;
         if ((r = member_typed(top, loc, "process", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_process(v, &at, &spec->process, err)) < 0))
+            (v && (r = spec_parse_process(v, &at, &spec->process, err)) < 0))
                 return r;
         if ((r = member_typed(top, loc, "mounts", true, &v, &at, err)) < 0 ||
             (v && (r = parse_mounts(v, &at, spec, err)) < 0))
                 return r;
         if ((r = member_typed(top, loc, "hooks", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_hooks(v, &at, spec, err)) < 0))
+            (v && (r = spec_parse_hooks(v, &at, spec, err)) < 0))
                 return r;
         if ((r = member_typed(top, loc, "annotations", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_kv_object(v, &at, &spec->annotations, &spec->n_annotations, err)) < 0))
+            (v &&
+             (r = spec_parse_kv_object(v, &at, &spec->annotations, &spec->n_annotations, err)) < 0))
                 return r;
         if ((r = member_typed(top, loc, "linux", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_linux(v, &at, spec, err)) < 0))
+            (v && (r = spec_parse_linux(v, &at, spec, err)) < 0))
                 return r;
         return 0;
 }
@@ -103,7 +104,7 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
         struct umw_jloc loc;
         struct spec *spec = calloc(1, sizeof(*spec));
         if (!spec)
-                return oom(err);
+                return spec_oom(err);
         /* In one arena: read at every start and exec (the sandbox's: 30 kB). */
         int r = umw_json_parse_doc(text, file, &spec->tree, err);
         if (r == 0) {

@@ -23,7 +23,7 @@ static int parse_hook(yajl_val obj, const struct umw_jloc *loc, struct spec_hook
         yajl_val timeout;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = read_absolute_path(umw_json_member(obj, "path"), &path_at, &h->path, err);
+                r = spec_read_absolute_path(umw_json_member(obj, "path"), &path_at, &h->path, err);
         if (r == 0)
                 r = member_strv(obj, loc, "args", &h->args, NULL, err);
         if (r == 0)
@@ -37,7 +37,8 @@ static int parse_hook(yajl_val obj, const struct umw_jloc *loc, struct spec_hook
         return r;
 }
 
-int parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec, struct umw_error **err)
+int spec_parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                     struct umw_error **err)
 {
         for (int kind = 0; kind < SPEC_HOOK_COUNT; kind++) {
                 struct spec_hooks *hooks = &spec->hooks[kind];
@@ -48,7 +49,7 @@ int parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec, str
                         return r;
                 if (!list)
                         continue;
-                r = alloc_array(list->u.array.len, sizeof(*hooks->list), &hooks->list, err);
+                r = spec_alloc_array(list->u.array.len, sizeof(*hooks->list), &hooks->list, err);
                 if (r < 0)
                         return r;
                 hooks->count = list->u.array.len;

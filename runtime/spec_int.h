@@ -19,22 +19,22 @@ struct name_value {
         int value;
 };
 
-int oom(struct umw_error **err);
+int spec_oom(struct umw_error **err);
 /* calloc of n elements into *(void **)out, never NULL for n == 0. */
-int alloc_array(size_t n, size_t size, void *out, struct umw_error **err);
+int spec_alloc_array(size_t n, size_t size, void *out, struct umw_error **err);
 /* Logs (debug) each key of obj that is not in known (NULL-terminated). */
-void note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known);
+void spec_note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known);
 /* "expected BEFORE"GOT"AFTER", GOT quoted. */
-int expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
-                     const char *after, struct umw_error **err);
+int spec_expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
+                          const char *after, struct umw_error **err);
 /* v as one of table's names: its value in *out. */
-int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
-              int *out, struct umw_error **err);
-int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
-                       struct umw_error **err);
+int spec_read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
+                   int *out, struct umw_error **err);
+int spec_read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
+                            struct umw_error **err);
 /* An object of strings (annotations, sysctl) as key/value pairs. */
-int parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out, size_t *count,
-                    struct umw_error **err);
+int spec_parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out,
+                         size_t *count, struct umw_error **err);
 
 /* Inline, as they were when the parser was one file: they read every member
  * of every config, at each create and exec, and as calls into spec_read.c
@@ -106,13 +106,13 @@ static inline int member_typed(yajl_val obj, const struct umw_jloc *loc, const c
 
 /* The sections: process (spec_process.c; on failure p is released), hooks
  * (spec_hooks.c), linux (spec_linux.c) and its seccomp (spec_seccomp.c). */
-int parse_process(yajl_val obj, const struct umw_jloc *loc, struct spec_process *p,
-                  struct umw_error **err);
-int parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
-                struct umw_error **err);
-int parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
-                struct umw_error **err);
-int parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
-                  struct umw_error **err);
+int spec_parse_process(yajl_val obj, const struct umw_jloc *loc, struct spec_process *p,
+                       struct umw_error **err);
+int spec_parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                     struct umw_error **err);
+int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                     struct umw_error **err);
+int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                       struct umw_error **err);
 
 #endif

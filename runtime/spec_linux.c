@@ -41,23 +41,23 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
         int type = 0;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = read_enum(umw_json_member(obj, "type"), &type_at, ns_names,
-                              ARRAY_SIZE(ns_names), &type, err);
+                r = spec_read_enum(umw_json_member(obj, "type"), &type_at, ns_names,
+                                   ARRAY_SIZE(ns_names), &type, err);
         if (r < 0)
                 return r;
         struct spec_namespace *ns = &spec->namespaces[type];
         if (ns->enabled)
-                return expected_quoting(&type_at, "each type once, ", spec_ns_name(type),
-                                        " is listed twice", err);
+                return spec_expected_quoting(&type_at, "each type once, ", spec_ns_name(type),
+                                             " is listed twice", err);
         ns->enabled = true;
         yajl_val path = umw_json_member(obj, "path");
-        return path ? read_absolute_path(path, &path_at, &ns->path, err) : 0;
+        return path ? spec_read_absolute_path(path, &path_at, &ns->path, err) : 0;
 }
 
 static int parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_idmap **out,
                         size_t *count, struct umw_error **err)
 {
-        int r = alloc_array(arr->u.array.len, sizeof(**out), out, err);
+        int r = spec_alloc_array(arr->u.array.len, sizeof(**out), out, err);
         if (r < 0)
                 return r;
         *count = arr->u.array.len;
@@ -112,7 +112,7 @@ static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_de
         yajl_val mode;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = read_absolute_path(umw_json_member(obj, "path"), &path_at, &d->path, err);
+                r = spec_read_absolute_path(umw_json_member(obj, "path"), &path_at, &d->path, err);
         if (r == 0)
                 r = parse_device_type(obj, loc, d, err);
         if (r == 0)
@@ -138,7 +138,7 @@ static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_de
 static int parse_devices(yajl_val arr, const struct umw_jloc *loc, struct spec *spec,
                          struct umw_error **err)
 {
-        int r = alloc_array(arr->u.array.len, sizeof(*spec->devices), &spec->devices, err);
+        int r = spec_alloc_array(arr->u.array.len, sizeof(*spec->devices), &spec->devices, err);
         if (r < 0)
                 return r;
         spec->n_devices = arr->u.array.len;
@@ -200,12 +200,13 @@ static int parse_linux_arrays(yajl_val obj, const struct umw_jloc *loc, struct s
                            &spec->n_readonly_paths, err);
 }
 
-int parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec, struct umw_error **err)
+int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                     struct umw_error **err)
 {
         struct umw_jloc at;
         yajl_val v;
         int r;
-        note_unknown_keys(obj, loc, linux_keys);
+        spec_note_unknown_keys(obj, loc, linux_keys);
         if ((r = parse_linux_arrays(obj, loc, spec, err)) < 0)
                 return r;
         if ((r = member_string(obj, loc, "cgroupsPath", false, &spec->cgroups_path, err)) < 0)
@@ -213,16 +214,16 @@ int parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec, str
         if ((r = member_typed(obj, loc, "resources", false, &spec->resources, &at, err)) < 0)
                 return r;
         if ((r = member_typed(obj, loc, "sysctl", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_kv_object(v, &at, &spec->sysctl, &spec->n_sysctl, err)) < 0))
+            (v && (r = spec_parse_kv_object(v, &at, &spec->sysctl, &spec->n_sysctl, err)) < 0))
                 return r;
         if ((r = member_typed(obj, loc, "seccomp", false, &v, &at, err)) < 0 ||
-            (v && (r = parse_seccomp(v, &at, spec, err)) < 0))
+            (v && (r = spec_parse_seccomp(v, &at, spec, err)) < 0))
                 return r;
         at = umw_jloc_key(loc, "rootfsPropagation");
         if ((v = umw_json_member(obj, "rootfsPropagation"))) {
                 int unused = 0;
-                if ((r = read_enum(v, &at, propagations, ARRAY_SIZE(propagations), &unused, err)) <
-                    0)
+                if ((r = spec_read_enum(v, &at, propagations, ARRAY_SIZE(propagations), &unused,
+                                        err)) < 0)
                         return r;
                 spec->rootfs_propagation = v->u.string;
         }

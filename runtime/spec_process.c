@@ -66,8 +66,8 @@ static int parse_caps(yajl_val obj, const struct umw_jloc *loc, struct spec_caps
                         if (r < 0)
                                 return r;
                         if (caps_from_name(name, &cap) < 0 || cap < 0 || cap >= 64)
-                                return expected_quoting(&at, "a capability name, not ", name, "",
-                                                        err);
+                                return spec_expected_quoting(&at, "a capability name, not ", name,
+                                                             "", err);
                         *mask |= UINT64_C(1) << cap;
                 }
         }
@@ -83,15 +83,15 @@ static int parse_rlimit(yajl_val obj, const struct umw_jloc *loc, const struct s
         int r = umw_json_object(obj, loc, err);
         if (r < 0)
                 return r;
-        r = read_enum(umw_json_member(obj, "type"), &type_at, rlimit_names,
-                      ARRAY_SIZE(rlimit_names), &rl->resource, err);
+        r = spec_read_enum(umw_json_member(obj, "type"), &type_at, rlimit_names,
+                           ARRAY_SIZE(rlimit_names), &rl->resource, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n_prev; i++) {
                 if (prev[i].resource == rl->resource)
-                        return expected_quoting(&type_at, "each type once, ",
-                                                umw_json_member(obj, "type")->u.string,
-                                                " is listed twice", err);
+                        return spec_expected_quoting(&type_at, "each type once, ",
+                                                     umw_json_member(obj, "type")->u.string,
+                                                     " is listed twice", err);
         }
         r = umw_json_uint64(umw_json_member(obj, "soft"), &soft_at, &rl->soft, err);
         if (r < 0)
@@ -102,7 +102,7 @@ static int parse_rlimit(yajl_val obj, const struct umw_jloc *loc, const struct s
 static int parse_rlimits(yajl_val arr, const struct umw_jloc *loc, struct spec_process *p,
                          struct umw_error **err)
 {
-        int r = alloc_array(arr->u.array.len, sizeof(*p->rlimits), &p->rlimits, err);
+        int r = spec_alloc_array(arr->u.array.len, sizeof(*p->rlimits), &p->rlimits, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < arr->u.array.len; i++) {
@@ -129,7 +129,7 @@ static int parse_user(yajl_val user, const struct umw_jloc *loc, struct spec_pro
                 r = member_typed(user, loc, "additionalGids", true, &gids, &gids_at, err);
         if (r < 0 || !gids)
                 return r;
-        r = alloc_array(gids->u.array.len, sizeof(uint32_t), &p->additional_gids, err);
+        r = spec_alloc_array(gids->u.array.len, sizeof(uint32_t), &p->additional_gids, err);
         if (r < 0)
                 return r;
         p->n_additional_gids = gids->u.array.len;
@@ -176,7 +176,7 @@ static int parse_env(yajl_val obj, const struct umw_jloc *loc, struct spec_proce
         int r = member_strv(obj, loc, "env", &p->env, NULL, err);
         if (r < 0 || p->env)
                 return r;
-        return alloc_array(1, sizeof(*p->env), &p->env, err);
+        return spec_alloc_array(1, sizeof(*p->env), &p->env, err);
 }
 
 static int parse_process_members(yajl_val obj, const struct umw_jloc *loc, struct spec_process *p,
@@ -187,11 +187,11 @@ static int parse_process_members(yajl_val obj, const struct umw_jloc *loc, struc
         int r = umw_json_object(obj, loc, err);
         if (r < 0)
                 return r;
-        note_unknown_keys(obj, loc, process_keys);
+        spec_note_unknown_keys(obj, loc, process_keys);
         if ((r = parse_args(obj, loc, p, err)) < 0 || (r = parse_env(obj, loc, p, err)) < 0)
                 return r;
         at = umw_jloc_key(loc, "cwd");
-        if ((r = read_absolute_path(umw_json_member(obj, "cwd"), &at, &p->cwd, err)) < 0)
+        if ((r = spec_read_absolute_path(umw_json_member(obj, "cwd"), &at, &p->cwd, err)) < 0)
                 return r;
         if ((r = member_bool(obj, loc, "terminal", &p->terminal, err)) < 0)
                 return r;
@@ -222,8 +222,8 @@ static int parse_process_members(yajl_val obj, const struct umw_jloc *loc, struc
         return 0;
 }
 
-int parse_process(yajl_val obj, const struct umw_jloc *loc, struct spec_process *p,
-                  struct umw_error **err)
+int spec_parse_process(yajl_val obj, const struct umw_jloc *loc, struct spec_process *p,
+                       struct umw_error **err)
 {
         int r = parse_process_members(obj, loc, p, err);
         if (r < 0)
@@ -241,7 +241,7 @@ int spec_load_process(const char *text, const char *file, yajl_val *tree, struct
         if (r < 0)
                 return r;
         umw_jloc_init(&loc, file);
-        r = parse_process(parsed, &loc, p, err);
+        r = spec_parse_process(parsed, &loc, p, err);
         if (r < 0) {
                 yajl_tree_free(parsed);
                 return r;

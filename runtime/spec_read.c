@@ -12,23 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-int oom(struct umw_error **err)
+int spec_oom(struct umw_error **err)
 {
         return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
 }
 
 /* calloc that never returns NULL for an empty array, so "allocated" and
  * "failed" stay distinguishable. */
-int alloc_array(size_t n, size_t size, void *out, struct umw_error **err)
+int spec_alloc_array(size_t n, size_t size, void *out, struct umw_error **err)
 {
         void *p = calloc(n ? n : 1, size);
         if (!p)
-                return oom(err);
+                return spec_oom(err);
         *(void **)out = p;
         return 0;
 }
 
-void note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known)
+void spec_note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known)
 {
         for (size_t i = 0; i < obj->u.object.len; i++) {
                 const char *key = obj->u.object.keys[i];
@@ -60,18 +60,18 @@ static int expected_one_of(const struct umw_jloc *loc, const struct name_value *
 
 /* "BEFORE"GOT"AFTER", with GOT quoted so that control characters in the input
  * cannot break the one-line message. */
-int expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
-                     const char *after, struct umw_error **err)
+int spec_expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
+                          const char *after, struct umw_error **err)
 {
         _cleanup_free_ char *quoted = umw_json_quote(got);
         _cleanup_free_ char *msg = NULL;
         if (!quoted || asprintf(&msg, "%s%.80s%s", before, quoted, after) < 0)
-                return oom(err);
+                return spec_oom(err);
         return umw_json_expected(loc, msg, err);
 }
 
-int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
-              int *out, struct umw_error **err)
+int spec_read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
+                   int *out, struct umw_error **err)
 {
         if (YAJL_IS_STRING(v)) {
                 for (size_t i = 0; i < n; i++) {
@@ -84,8 +84,8 @@ int read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *t
         return expected_one_of(loc, table, n, err);
 }
 
-int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
-                       struct umw_error **err)
+int spec_read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
+                            struct umw_error **err)
 {
         if (!YAJL_IS_STRING(v) || v->u.string[0] != '/')
                 return umw_json_expected(loc, "an absolute path", err);
@@ -93,11 +93,11 @@ int read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
         return 0;
 }
 
-int parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out, size_t *count,
-                    struct umw_error **err)
+int spec_parse_kv_object(yajl_val obj, const struct umw_jloc *loc, struct spec_kv **out,
+                         size_t *count, struct umw_error **err)
 {
         size_t n = obj->u.object.len;
-        int r = alloc_array(n, sizeof(**out), out, err);
+        int r = spec_alloc_array(n, sizeof(**out), out, err);
         if (r < 0)
                 return r;
         *count = n;

@@ -44,8 +44,8 @@ static int parse_seccomp_arg(yajl_val obj, const struct umw_jloc *loc, struct sp
         if (r == 0 && umw_json_member(obj, "valueTwo"))
                 r = umw_json_uint64(umw_json_member(obj, "valueTwo"), &two_at, &a->value_two, err);
         if (r == 0)
-                r = read_enum(umw_json_member(obj, "op"), &op_at, seccomp_ops,
-                              ARRAY_SIZE(seccomp_ops), &op, err);
+                r = spec_read_enum(umw_json_member(obj, "op"), &op_at, seccomp_ops,
+                                   ARRAY_SIZE(seccomp_ops), &op, err);
         if (r < 0)
                 return r;
         a->index = (unsigned int)index;
@@ -69,8 +69,8 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
                 return umw_json_expected(&names_at, "a non-empty array of strings", err);
         r = umw_json_strv(names, &names_at, &rule->names, &rule->n_names, err);
         if (r == 0)
-                r = read_enum(umw_json_member(obj, "action"), &action_at, seccomp_actions,
-                              ARRAY_SIZE(seccomp_actions), &action, err);
+                r = spec_read_enum(umw_json_member(obj, "action"), &action_at, seccomp_actions,
+                                   ARRAY_SIZE(seccomp_actions), &action, err);
         if (r == 0)
                 r = member_u32(obj, loc, "errnoRet", false, &rule->errno_ret, &rule->has_errno_ret,
                                err);
@@ -81,7 +81,7 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
         rule->action = action;
         if (!args)
                 return 0;
-        r = alloc_array(args->u.array.len, sizeof(*rule->args), &rule->args, err);
+        r = spec_alloc_array(args->u.array.len, sizeof(*rule->args), &rule->args, err);
         if (r < 0)
                 return r;
         rule->n_args = args->u.array.len;
@@ -97,7 +97,7 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
 static int parse_seccomp_rules(yajl_val arr, const struct umw_jloc *loc, struct spec_seccomp *sc,
                                struct umw_error **err)
 {
-        int r = alloc_array(arr->u.array.len, sizeof(*sc->rules), &sc->rules, err);
+        int r = spec_alloc_array(arr->u.array.len, sizeof(*sc->rules), &sc->rules, err);
         if (r < 0)
                 return r;
         sc->n_rules = arr->u.array.len;
@@ -110,19 +110,19 @@ static int parse_seccomp_rules(yajl_val arr, const struct umw_jloc *loc, struct 
         return 0;
 }
 
-int parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
-                  struct umw_error **err)
+int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
+                       struct umw_error **err)
 {
         struct umw_jloc action_at = umw_jloc_key(loc, "defaultAction");
         struct umw_jloc rules_at;
         yajl_val rules;
         int action = 0;
-        int r = alloc_array(1, sizeof(*spec->seccomp), &spec->seccomp, err);
+        int r = spec_alloc_array(1, sizeof(*spec->seccomp), &spec->seccomp, err);
         if (r < 0)
                 return r;
         struct spec_seccomp *sc = spec->seccomp;
-        r = read_enum(umw_json_member(obj, "defaultAction"), &action_at, seccomp_actions,
-                      ARRAY_SIZE(seccomp_actions), &action, err);
+        r = spec_read_enum(umw_json_member(obj, "defaultAction"), &action_at, seccomp_actions,
+                           ARRAY_SIZE(seccomp_actions), &action, err);
         if (r < 0)
                 return r;
         sc->default_action = action;
