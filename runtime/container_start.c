@@ -19,7 +19,25 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* Tells the waiting init to go; an empty answer means it has exec'd. */
+/* Tells the waiting init on conn to go; an empty answer means it has
+ * exec'd. */
+static int send_go(int conn, struct umw_error **err)
+{
+        int r = sync_send(conn, SYNC_GO, 0, err);
+        if (r < 0)
+                return r;
+        /* The init answers only to report a failure; exec closes the socket. */
+        struct pollfd p = {.fd = conn, .events = POLLIN};
+        while (poll(&p, 1, -1) < 0)
+                if (errno != EINTR)
+                        return umw_fail_errno(err, "wait for start");
+        char probe;
+        if (recv(conn, &probe, 1, MSG_PEEK) == 0)
+                return 0;
+        return sync_expect(conn, SYNC_READY, "container init", NULL, err);
+}
+
+/* start from another process: through the init's start.sock. */
 static int signal_start(const struct found *f, struct umw_error **err)
 {
         struct sockaddr_un addr;
@@ -29,23 +47,18 @@ static int signal_start(const struct found *f, struct umw_error **err)
                 return umw_fail_errno(err, "start socket");
         if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
                 return umw_fail_errno(err, "container '%s': reach its init", f->st.id);
-        int r = sync_send(fd, SYNC_GO, 0, err);
-        if (r < 0)
-                return r;
-        /* The init answers only to report a failure; exec closes the socket. */
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        while (poll(&p, 1, -1) < 0)
-                if (errno != EINTR)
-                        return umw_fail_errno(err, "wait for start");
-        char probe;
-        if (recv(fd, &probe, 1, MSG_PEEK) == 0)
-                return 0;
-        return sync_expect(fd, SYNC_READY, "container init", NULL, err);
+        int r = send_go(fd, err);
+        if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
+                r = umw_fail_errno(err, "remove start socket");
+        return r;
 }
 
-static int start_found(struct found *f, struct umw_error **err)
+/* Starts f: through conn, run's own pair to the init it made, or (-1)
+ * through its start.sock. */
+static int start_found(struct found *f, int conn, struct umw_error **err)
 {
-        if (f->status != STATUS_CREATED)
+        /* run's own init has no start.sock to say it is created. */
+        if (conn < 0 && f->status != STATUS_CREATED)
                 return umw_fail(err, UMW_EXIT_STATE, EINVAL,
                                 "container '%s' is %s: only a created container can start",
                                 f->st.id, state_status_name(f->status));
@@ -53,9 +66,7 @@ static int start_found(struct found *f, struct umw_error **err)
         struct spec *owned = NULL;
         int r = ctr_found_spec(f, &spec, &owned, err);
         if (r == 0)
-                r = signal_start(f, err);
-        if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
-                r = umw_fail_errno(err, "remove start socket");
+                r = conn >= 0 ? send_go(conn, err) : signal_start(f, err);
         if (r == 0) {
                 f->status = STATUS_RUNNING;
                 r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
@@ -71,7 +82,7 @@ int container_start(const struct runtime_opts *rt, const char *id, struct umw_er
         int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
-        r = start_found(&f, err);
+        r = start_found(&f, -1, err);
         ctr_found_release(&f);
         return r;
 }
@@ -96,10 +107,8 @@ static int run_started(struct creation *c, struct found *f, int *exit_status,
         int r = ctr_find(c->rt, c->o->id, f, err);
         if (r == 0) {
                 f->spec = c->spec;
-                r = start_found(f, err);
+                r = start_found(f, c->start_fd, err);
         }
-        /* Unlinked by start: its inode is freed at this last close (on ext4
-         * a journal write), better while the workload runs than after. */
         umw_close_fdp(&c->start_fd);
         if (r == 0 && !c->o->detach)
                 r = supervise(c->pid, master, exit_status, err);
@@ -120,6 +129,7 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         struct creation c;
         ctr_creation_init(&c, rt, o);
         c.interactive = !o->detach;
+        c.start_in_process = true;
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
         r = ctr_create(&c, err);

@@ -163,12 +163,12 @@ static bool new_cgroup_namespace(const struct spec *spec)
 }
 
 /* umwelt-run makes the init's cgroup, limits first, while the init builds
- * its mounts; then the init joins it itself, which on cgroup v1 spares an
- * RCU grace period (cgroup_join_self). Before anything that depends on it:
- * a new cgroup namespace (rooted where the init is), the cgroup mount (a
- * bind of the init's own cgroup), hooks (what they start must land in the
- * cgroup), READY. */
-static int wait_until_placed(const struct init_args *a, bool *placed, struct umw_error **err)
+ * the mounts that do not need it; then the init joins it itself, which on
+ * cgroup v1 spares an RCU grace period (cgroup_join_self), and unshares its
+ * cgroup namespace, rooted there. Before anything that depends on them: the
+ * cgroup mount (a bind of the init's own cgroup, never the host's), hooks
+ * (what they start must land in the cgroup), READY. */
+static int enter_cgroups(const struct init_args *a, bool *placed, struct umw_error **err)
 {
         if (*placed)
                 return 0;
@@ -176,7 +176,11 @@ static int wait_until_placed(const struct init_args *a, bool *placed, struct umw
         int joins[SYNC_MAX_FDS];
         size_t n = 0;
         int r = sync_expect_fds(a->sync_fd, SYNC_PLACED, "umwelt-run", joins, &n, err);
-        return r < 0 ? r : cgroup_join_self(joins, &n, err);
+        if (r == 0)
+                r = cgroup_join_self(joins, &n, err);
+        if (r == 0 && new_cgroup_namespace(a->spec) && unshare(CLONE_NEWCGROUP) < 0)
+                r = umw_fail_errno(err, "create cgroup namespace");
+        return r;
 }
 
 static size_t first_cgroup_mount(const struct spec *spec)
@@ -202,18 +206,8 @@ static int mount_all(const struct init_args *a, int rootfs_fd, bool *placed, str
 {
         size_t split = first_cgroup_mount(a->spec), n = a->spec->n_mounts;
         int r = mount_range(a->spec, 0, split, rootfs_fd, a->new_userns, err);
-        if (r == 0 && split < n && (r = wait_until_placed(a, placed, err)) == 0)
+        if (r == 0 && split < n && (r = enter_cgroups(a, placed, err)) == 0)
                 r = mount_range(a->spec, split, n, rootfs_fd, a->new_userns, err);
-        return r;
-}
-
-static int enter_cgroup_namespace(const struct init_args *a, bool *placed, struct umw_error **err)
-{
-        if (!new_cgroup_namespace(a->spec))
-                return 0;
-        int r = wait_until_placed(a, placed, err);
-        if (r == 0 && unshare(CLONE_NEWCGROUP) < 0)
-                r = umw_fail_errno(err, "create cgroup namespace");
         return r;
 }
 
@@ -228,7 +222,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
         if (r == 0)
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
         if (r == 0)
-                r = wait_until_placed(a, placed, err);
+                r = enter_cgroups(a, placed, err);
         if (r < 0)
                 return r;
         if (init_waits_for_hooks(spec)) {
@@ -265,7 +259,6 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
         if ((r = make_undumpable(err)) < 0)
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
-            (r = enter_cgroup_namespace(a, &placed, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
             (r = build_mount_namespace(a, pid, &placed, err)) < 0 ||
             (r = apply_sysctl(spec, err)) < 0)
@@ -448,14 +441,16 @@ void init_pause_main(char **argv)
         _exit(1);
 }
 
-/* Blocks until `start` connects, then runs what comes between start and the
- * workload. Returns the connection, on which a failure is reported. */
+/* Blocks until `start` connects (run's own start: until GO on the pair it
+ * made; its end closed before GO means it died and the init ends), then runs what comes between
+ * start and the workload. Returns the connection, on which a failure is reported. */
 static int wait_for_start(const struct init_args *a, int *conn, struct umw_error **err)
 {
-        int fd;
-        do
-                fd = accept4(a->start_fd, NULL, NULL, SOCK_CLOEXEC);
-        while (fd < 0 && errno == EINTR);
+        int fd = a->start_fd;
+        if (!a->start_connected)
+                do
+                        fd = accept4(a->start_fd, NULL, NULL, SOCK_CLOEXEC);
+                while (fd < 0 && errno == EINTR);
         if (fd < 0)
                 return umw_fail_errno(err, "wait for start");
         *conn = fd;
@@ -479,7 +474,8 @@ void init_main(const struct init_args *a)
             run_hooks_inside(a, SPEC_HOOK_START_CONTAINER, "startContainer", host_pid,
                              STATUS_CREATED, &err) == 0 &&
             ns_join_user(userns_fd, &err) == 0) {
-                close(a->start_fd);
+                if (!a->start_connected)
+                        close(a->start_fd);
                 int keep[] = {conn};
                 if (init_pauses(a->spec, &err) > 0)
                         pause_process(a, conn, &err);

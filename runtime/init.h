@@ -17,12 +17,14 @@ struct init_args {
         const char *bundle;
         const char *rootfs; /* absolute path of the rootfs */
         int sync_fd;        /* SOCK_SEQPACKET to umwelt-run */
-        int start_fd;       /* listening SOCK_SEQPACKET socket `start` connects to */
+        int start_fd;       /* listening SOCK_SEQPACKET socket `start` connects to, or
+                             * with start_connected the start connection itself */
         int console_fd;     /* connected console socket, or -1 */
         int preserve_fds;   /* fds 3 .. 3+n-1 pass through to the workload */
         bool no_pivot;
         bool no_new_keyring;
         bool new_userns;
+        bool start_connected;          /* run: GO comes from the process that cloned us */
         bool runtime_ptraces;          /* init_runtime_ptraces() of the umwelt-run that cloned it */
         struct seccomp_filter *filter; /* built by umwelt-run before the clone, or NULL */
 };
