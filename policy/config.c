@@ -378,7 +378,7 @@ static int load_floor(struct loader *l, const struct policy_paths *paths, struct
                         if ((r = strv_add(&c->grant_roots, default_roots[i], err)) < 0)
                                 return r;
         }
-        return floor_roots_resolve(l, err);
+        return 0;
 }
 
 /* Checks a preset name given by a layer below the floor. */
@@ -451,8 +451,12 @@ static int load_user(struct loader *l, struct umw_error **err)
                 return r;
         if (!a)
                 return 0;
+        /* Resolved only here: without a user's roots, grants_resolve is the
+         * one that resolves the floor's. */
         char **roots = NULL;
-        r = strv_empty(&roots, err);
+        r = floor_roots_resolve(l, err);
+        if (r == 0)
+                r = strv_empty(&roots, err);
         for (size_t i = 0; r == 0 && i < a->array.n; i++)
                 r = user_root(l, a->array.items[i], &roots, err);
         if (r < 0) {

@@ -124,6 +124,17 @@ static int check_list_path(const char *what, const char *path, struct umw_error 
         return 0;
 }
 
+static int check_lists(const struct grant_policy *policy, struct umw_error **err)
+{
+        int r = 0;
+        for (size_t i = 0; r == 0 && policy->roots && policy->roots[i]; i++)
+                r = check_list_path("grant root", policy->roots[i], err);
+        for (size_t i = 0; r == 0 && policy->never && policy->never[i]; i++)
+                r = check_list_path("never-granted path", policy->never[i], err);
+        return r;
+}
+
+/* The lists resolved, once per call, for the requests to be checked against. */
 static int prepare(const struct grant_policy *policy, struct prepared *p, struct umw_error **err)
 {
         size_t nroots = strv_len(policy->roots), nnever = strv_len(policy->never);
@@ -132,20 +143,13 @@ static int prepare(const struct grant_policy *policy, struct prepared *p, struct
         if (!p->roots || !p->never)
                 return umw_fail_sys(err, ENOMEM, "grant policy");
         for (; p->nroots < nroots; p->nroots++) {
-                const char *root = policy->roots[p->nroots];
-                int r = check_list_path("grant root", root, err);
-                if (r < 0)
-                        return r;
-                _cleanup_free_ char *clean = path_clean(root);
+                _cleanup_free_ char *clean = path_clean(policy->roots[p->nroots]);
                 if (!clean || !(p->roots[p->nroots] = resolve_prefix(clean)))
                         return umw_fail_sys(err, ENOMEM, "grant policy");
         }
         for (; p->nnever < nnever; p->nnever++) {
                 struct never_path *n = &p->never[p->nnever];
                 n->given = policy->never[p->nnever];
-                int r = check_list_path("never-granted path", n->given, err);
-                if (r < 0)
-                        return r;
                 if (!(n->clean = path_clean(n->given)) || !(n->real = resolve_prefix(n->clean)))
                         return umw_fail_sys(err, ENOMEM, "grant policy");
                 struct stat st;
@@ -325,7 +329,10 @@ int grants_resolve(const struct grant_policy *policy, const struct grant_request
                 *refusal = (struct grant_refusal){0, NULL};
         struct prepared p = {0};
         struct grant_list list = {calloc(n + 1, sizeof(struct grant)), 0};
-        int r = list.items ? prepare(policy, &p, err) : umw_fail_sys(err, ENOMEM, "grants");
+        int r = list.items ? check_lists(policy, err) : umw_fail_sys(err, ENOMEM, "grants");
+        /* No request, nothing to resolve the lists for (~70 system calls). */
+        if (r == 0 && n > 0)
+                r = prepare(policy, &p, err);
         for (size_t i = 0; r == 0 && i < n; i++) {
                 r = resolve_one(&p, &requests[i], i, &list, &list.items[list.len], refusal, err);
                 list.len++;
