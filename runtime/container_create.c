@@ -23,6 +23,7 @@
 #include <linux/capability.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -386,6 +387,42 @@ static int place_in_cgroup(struct creation *c, struct umw_error **err)
         return r;
 }
 
+/* The network wall, installed by a thread of ours while this one makes
+ * the cgroups: both are create's own work on the way to READY, and a
+ * second core does one while the init builds its mounts on another. */
+struct wall_job {
+        int netns;
+        int r;
+        struct umw_error *err;
+};
+
+static void *install_wall(void *data)
+{
+        struct wall_job *j = data;
+        j->r = netwall_install(j->netns, &j->err);
+        return NULL;
+}
+
+/* The cgroup placed and the wall installed, side by side where a thread
+ * can be had; one after the other where not. */
+static int place_and_wall(struct creation *c, int netns, struct umw_error **err)
+{
+        struct wall_job j = {.netns = netns};
+        pthread_t t;
+        if (netns < 0 || pthread_create(&t, NULL, install_wall, &j) != 0) {
+                int r = place_in_cgroup(c, err);
+                return r < 0 ? r : netwall_install(netns, err);
+        }
+        int r = place_in_cgroup(c, err);
+        pthread_join(t, NULL);
+        if (r < 0) {
+                umw_error_freep(&j.err);
+                return r;
+        }
+        *err = j.err;
+        return j.r;
+}
+
 /* GO, the cgroup and the network wall. The wall stands before anything runs
  * in the container: the init runs nothing of it before READY, so the wall
  * goes up while the init builds its mounts, unless a createContainer hook
@@ -400,9 +437,7 @@ static int go_and_wall(struct creation *c, struct umw_error **err)
         if (r == 0)
                 r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
         if (r == 0)
-                r = place_in_cgroup(c, err);
-        if (r == 0 && !wall_first)
-                r = netwall_install(netns, err);
+                r = place_and_wall(c, wall_first ? -1 : netns, err);
         return r;
 }
 
