@@ -681,6 +681,7 @@ gw_fails 2 "no policy" --netns "/run/netns/$SBX" --log "$LOG"
 gw_fails 2 "an unknown option" --bogus
 gw_fails 2 "two network namespaces" --netns "/run/netns/$SBX" --netns-pid 1 --policy "$POLICY" --log "$LOG"
 gw_fails 2 "--listen-fd that is not a listening socket" --listen-fd 9 --policy "$POLICY" --log "$LOG" 9<"$POLICY"
+gw_fails 2 "--owner-pidfd that is not a pidfd" --owner-pidfd 9 --policy "$POLICY" --log "$LOG" 9<"$POLICY"
 gw_fails 3 "a rule list with a number" --netns "/run/netns/$SBX" --port 3132 --policy "$T_TMP/bad1.toml" --log "$LOG"
 t_match "... naming the file and line" "bad1.toml:2:" "$T_OUT"
 gw_fails 3 "a rule that is no rule" --netns "/run/netns/$SBX" --port 3132 --policy "$POLICY" --policy "$T_TMP/bad2.toml" --log "$LOG"
