@@ -3,10 +3,12 @@
 # runc, against the bare floor of unshare + chroot; `sandbox run -- true`
 # against bwrap; `sandbox exec -- true` into a running sandbox and `exec` into
 # a running umwelt-run container against `crun exec`; all in one hyperfine
-# run; then the peak RSS of each runtime. A benchmark, not a test: it
-# reports, it never fails on speed.
+# run; then the same commands interleaved (each once per round, in turn);
+# then the peak RSS of each runtime. A benchmark, not a test: it reports, it
+# never fails on speed.
 #
-# Usage: sudo scripts/bench.sh [--runs N] [--warmup N] [--write]
+# Usage: sudo scripts/bench.sh [--runs N] [--warmup N] [--rounds N] [--write]
+#   --rounds  interleaved rounds (default: as many as --runs; 0: none)
 #   --write   also replace the results block of BENCHMARKS.md
 # Environment: UMW_RUNTIME (default $UMW_BUILDDIR/umwelt-run, else ./umwelt-run),
 #   UMW_CRUN (/usr/bin/crun), UMW_RUNC (/usr/sbin/runc).
@@ -19,11 +21,12 @@ export LC_ALL=C
 SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=50
 WARMUP=5
+ROUNDS=
 WRITE=0
 ARGS=("$@")
 
 usage() {
-	sed -n '9,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '10,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 	exit 2
 }
 
@@ -31,6 +34,7 @@ while (($#)); do
 	case $1 in
 	--runs) RUNS=${2:?}; shift ;;
 	--warmup) WARMUP=${2:?}; shift ;;
+	--rounds) ROUNDS=${2:?}; shift ;;
 	--write) WRITE=1 ;;
 	-h | --help) usage ;;
 	*) printf 'bench.sh: unknown argument %s\n' "$1" >&2; usage ;;
@@ -124,6 +128,12 @@ NOTE=
 
 # Only runtimes that can run the bundle at all are timed.
 HF=(hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$W/times.json")
+: >"$W/commands"
+# timed NAME CMD: a command for hyperfine and for the interleaved rounds.
+timed() {
+	HF+=(-n "$1" "$2")
+	printf '%s\0%s\0' "$1" "$2" >>"$W/commands"
+}
 TIMED=()
 for name in "${NAMES[@]}"; do
 	if ! run_once "$name"; then
@@ -132,10 +142,10 @@ for name in "${NAMES[@]}"; do
 	fi
 	TIMED+=("$name")
 	# Each run's sh has its own pid, so `$$` gives each container a fresh id.
-	HF+=(-n "$name run" "$(printf '%q ' "$(cat "$W/bin-$name")" --root "$W/state-$name" run -b "$W/bundle") bench-\$\$ >/dev/null")
+	timed "$name run" "$(printf '%q ' "$(cat "$W/bin-$name")" --root "$W/state-$name" run -b "$W/bundle") bench-\$\$ >/dev/null"
 done
 FLOOR="unshare --mount --uts --ipc --net --pid --fork chroot $W/bundle/rootfs /bin/true"
-HF+=(-n "unshare + chroot (floor)" "$FLOOR")
+timed "unshare + chroot (floor)" "$FLOOR"
 
 # add_timed NAME CMD...: one more command to time, when it works once.
 add_timed() {
@@ -145,7 +155,7 @@ add_timed() {
 		printf 'bench.sh: %s does not work here, skipped: %s\n' "$name" "$(head -c 300 "$W/err-once")" >&2
 		return 1
 	fi
-	HF+=(-n "$name" "$(printf '%q ' "$@")</dev/null >/dev/null 2>&1")
+	timed "$name" "$(printf '%q ' "$@")</dev/null >/dev/null 2>&1"
 }
 
 # A container that stays up for exec: the bundle running sleep, detached,
@@ -185,6 +195,31 @@ if [[ " ${TIMED[*]} " == *" crun "* ]] && exec_target crun; then
 fi
 "${HF[@]}" || die "hyperfine failed"
 
+# In a block, a command meets the state its own previous run left (crun
+# exec's cgroup.procs writes find the last one's RCU grace period still
+# running and measure 7-18 ms, 19-21 ms after other work): the same
+# commands once per round, in turn, minus the shell's start, as in use.
+python3 - "$W/commands" "${ROUNDS:-$RUNS}" >"$W/rounds.json" <<'EOF'
+import json, statistics, subprocess, sys, time
+
+raw = open(sys.argv[1], "rb").read().split(b"\0")[:-1]
+cmds = [(raw[i].decode(), raw[i + 1].decode()) for i in range(0, len(raw), 2)]
+
+def took(cmd):
+    t = time.perf_counter()
+    subprocess.run(["sh", "-c", cmd], stdin=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+times = {name: [] for name, _ in cmds}
+shell = []
+for _ in range(int(sys.argv[2])):
+    shell.append(took(":"))
+    for name, cmd in cmds:
+        times[name].append(took(cmd))
+base = statistics.median(shell) if shell else 0
+json.dump({n: max(statistics.median(t) - base, 0) for n, t in times.items() if t}, sys.stdout)
+EOF
+
 # peak_rss NAME: max RSS in KiB of one `run`, the median of 5.
 peak_rss() {
 	local bin i
@@ -214,13 +249,14 @@ versions() {
 	done
 }
 
-REPRO="sudo scripts/bench.sh --runs $RUNS --warmup $WARMUP --write"
-python3 - "$W/times.json" "$W/rss.txt" "$NOTE" "$REPRO" "$(versions)" "$WARMUP" >"$W/report.md" <<'EOF'
+REPRO="sudo scripts/bench.sh --runs $RUNS --warmup $WARMUP${ROUNDS:+ --rounds $ROUNDS} --write"
+python3 - "$W/times.json" "$W/rss.txt" "$NOTE" "$REPRO" "$(versions)" "$WARMUP" "$W/rounds.json" "${ROUNDS:-$RUNS}" >"$W/report.md" <<'EOF'
 import json, os, platform, sys, time
 
 times = json.load(open(sys.argv[1]))["results"]
 rss = dict(l.split() for l in open(sys.argv[2]) if len(l.split()) == 2)
 note, repro, versions, warmup = sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+rounds = json.load(open(sys.argv[7]))
 
 med = {}
 rows = []
@@ -248,16 +284,21 @@ print("| command | median ms | mean ± σ ms | min ms | max ms | peak RSS MiB |"
 print("|---|---|---|---|---|---|")
 print("\n".join(rows))
 print()
-print("| ratio | median | peak RSS | target |")
-print("|---|---|---|---|")
+if rounds:
+    print("Interleaved, %s rounds of every command once, in turn (median ms): %s." % (
+        sys.argv[8], "; ".join("%s %.2f" % (n, v * 1e3) for n, v in rounds.items())))
+    print()
+print("| ratio | median (hyperfine) | median (interleaved) | peak RSS | target |")
+print("|---|---|---|---|---|")
 for a, b, target in (("umwelt-run run", "crun run", "at most 0.6x; RSS below 1x"),
                      ("umwelt-run run", "runc run", ""),
                      ("umwelt-run sandbox run", "bwrap", "at most 1.3x"),
                      ("umwelt-run sandbox exec", "crun exec", "at most 0.5x"),
                      ("umwelt-run exec", "crun exec", "")):
-    print("| %s / %s | %s | %s | %s |" % (a, b, ratio(a, b, med),
-                                          ratio(a, b, rss_runs) if b in rss_runs else "",
-                                          target))
+    print("| %s / %s | %s | %s | %s | %s |" % (a, b, ratio(a, b, med),
+                                               ratio(a, b, rounds) if rounds else "",
+                                               ratio(a, b, rss_runs) if b in rss_runs else "",
+                                               target))
 print()
 print("Runtimes: " + "; ".join(versions.splitlines()) + ".")
 print()
