@@ -257,11 +257,12 @@ static int doc_close(struct doc_builder *b)
 {
         const struct doc_open *o = &b->opened[--b->n_opened];
         yajl_val c = o->value;
-        const struct doc_item *it = b->items + o->start;
         size_t n = b->n_items - o->start;
         b->n_items = o->start;
+        /* No item was ever stored for "{}" or "[]" alone: items may be NULL. */
         if (n == 0)
                 return 1;
+        const struct doc_item *it = b->items + o->start;
         yajl_val *values = doc_alloc(b, n * sizeof(*values));
         if (!values)
                 return 0;

@@ -342,6 +342,9 @@ static const char *const same_docs[] = {
     "\"just a string\"",
     "42",
     "null",
+    /* No item stored before the root closes (fuzz-spec found it, UBSan). */
+    "{}",
+    "[]",
 };
 
 Test(json, doc_same_tree_as_parse)
