@@ -211,13 +211,19 @@ EOF
 # tunnel costs it, a figure that the other processes on the machine move
 # far less than the throughput.
 gw_ticks() { awk '{print $14 + $15}' "/proc/$GW_PID/stat"; }
-# transfer NAME NS ARGS...: one transfer, "NAME BYTES SECONDS GW_TICKS" appended.
+# The machine's busy and total clock ticks, all cores: whether a transfer
+# is bound by the cores (a relay does a second TCP leg's work on the same two).
+machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i; print t - $5 - $6, t; exit}' /proc/stat; }
+# transfer NAME NS ARGS...: one transfer, "NAME BYTES SECONDS GW_TICKS BUSY TOTAL" appended.
 transfer() {
-        local name=$1 ns=$2 out ticks
+        local name=$1 ns=$2 out ticks busy0 total0 busy1 total1
         shift 2
         ticks=$(gw_ticks)
+        read -r busy0 total0 < <(machine_ticks)
         out=$(in_ns "$ns" "$W/peer" sink "$@" 2>&1) || die "$name transfer failed: $out"
-        printf '%s %s %s\n' "$name" "$out" "$(($(gw_ticks) - ticks))" >>"$W/transfers"
+        read -r busy1 total1 < <(machine_ticks)
+        printf '%s %s %s %s %s\n' "$name" "$out" "$(($(gw_ticks) - ticks))" \
+                "$((busy1 - busy0))" "$((total1 - total0))" >>"$W/transfers"
 }
 : >"$W/transfers"
 for ((i = 0; i < RUNS; i++)); do
@@ -311,10 +317,12 @@ for d in (rate, reqs, starts):
     for k in d:
         d[k] = []
 cpu = {"gateway": [], "gateway-veth": []}
+busy = {k: [] for k in rate}
 ticks = os.sysconf("SC_CLK_TCK")
 for l in open(transfers):
-    name, got, secs, gw = l.split()
+    name, got, secs, gw, b, t = l.split()
     rate[name].append(int(got) / float(secs) / 2**20)
+    busy[name].append(os.cpu_count() * int(b) / max(int(t), 1))
     if name in cpu:
         cpu[name].append(int(gw) / ticks / (int(got) / 2**30))
 bad = {}
@@ -350,17 +358,20 @@ print("| CONNECT throughput at least 0.8x direct loopback | %.2fx | %s |" % (thr
 print("| plain-HTTP requests/s at least 1x Squid's | %.2fx | %s |" % (rq, verdict(rq >= 1)))
 print("| egress adds at most 2 ms to `sandbox run -- true` | %+.2f ms | %s |" % (cost, verdict(cost <= 2)))
 print()
-print("CONNECT throughput, %d MiB per transfer, median of %d (MiB/s):" % (nbytes >> 20, len(rate["gateway"])))
+print("CONNECT throughput, %d MiB per transfer, median of %d (MiB/s; cores busy: the whole "
+      "machine's, every process, during the transfer, of %d):" % (nbytes >> 20, len(rate["gateway"]),
+                                                               os.cpu_count()))
 print()
-print("| path | median | min | max |")
-print("|---|---|---|---|")
+print("| path | median | min | max | cores busy |")
+print("|---|---|---|---|---|")
 for name, what in (("direct-loopback", "direct, loopback (127.0.0.1:9443)"),
                    ("gateway", "umwelt-gateway CONNECT 127.0.0.1:9443 (sandbox loopback -> loopback)"),
                    ("direct-veth", "direct, across the veth (11.0.0.11:443)"),
                    ("gateway-veth", "umwelt-gateway CONNECT bulk.example:443 (sandbox loopback -> veth)"),
                    ("squid-veth", "Squid CONNECT bulk.example:443 (loopback -> veth)")):
     v = rate[name]
-    print("| %s | %.0f | %.0f | %.0f |" % (what, med(v), min(v), max(v)))
+    print("| %s | %.0f | %.0f | %.0f | %.2f |" % (what, med(v), min(v), max(v),
+                                                 med(busy[name] or [float("nan")])))
 print()
 if cpu["gateway"]:
     print("umwelt-gateway's CPU time per GiB tunnelled (user + system, median): %.2f s "
