@@ -33,7 +33,7 @@ const char *const *preset_names(void)
         return names;
 }
 
-int meminfo_total_bytes(const char *meminfo, uint64_t *out, struct umw_error **err)
+int presets_meminfo_total_bytes(const char *meminfo, uint64_t *out, struct umw_error **err)
 {
         static const char key[] = "MemTotal:";
         const char *line = meminfo;
@@ -56,13 +56,13 @@ int meminfo_total_bytes(const char *meminfo, uint64_t *out, struct umw_error **e
         return 0;
 }
 
-int machine_size_read(struct machine_size *out, struct umw_error **err)
+int presets_machine_size_read(struct machine_size *out, struct umw_error **err)
 {
         _cleanup_free_ char *meminfo = NULL;
         int r = umw_read_file_at(AT_FDCWD, "/proc/meminfo", MEMINFO_MAX, &meminfo, NULL, err);
         if (r < 0)
                 return r;
-        r = meminfo_total_bytes(meminfo, &out->memory_bytes, err);
+        r = presets_meminfo_total_bytes(meminfo, &out->memory_bytes, err);
         if (r < 0)
                 return r;
         errno = 0;

@@ -20,9 +20,9 @@ struct preset {
 };
 
 /* This machine's size, from /proc/meminfo and the online CPU count. */
-int machine_size_read(struct machine_size *out, struct umw_error **err);
+int presets_machine_size_read(struct machine_size *out, struct umw_error **err);
 /* The MemTotal line of a /proc/meminfo text, in bytes. */
-int meminfo_total_bytes(const char *meminfo, uint64_t *out, struct umw_error **err);
+int presets_meminfo_total_bytes(const char *meminfo, uint64_t *out, struct umw_error **err);
 
 /* The preset called name, each value capped at what m has; "auto" is half of
  * m (at least one CPU). An unknown name is bad input, listing the valid ones. */

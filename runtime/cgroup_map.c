@@ -29,15 +29,16 @@ static int memory_read(yajl_val obj, const struct umw_jloc *loc, struct memory_r
 {
         bool unused;
         int r;
-        if ((r = cgm_member_int(obj, loc, "limit", &R_BYTES, &q->has_limit, &q->limit, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "reservation", &R_BYTES_OR_ZERO, &q->has_reservation,
-                                &q->reservation, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "swap", &R_BYTES, &q->has_swap, &q->swap, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "kernel", &R_BYTES, &q->has_kernel, &q->kernel, err)) <
+        if ((r = cgm_member_int(obj, loc, "limit", &cgm_r_bytes, &q->has_limit, &q->limit, err)) <
                 0 ||
-            (r = cgm_member_int(obj, loc, "kernelTCP", &R_BYTES, &q->has_kernel_tcp, &q->kernel_tcp,
+            (r = cgm_member_int(obj, loc, "reservation", &cgm_r_bytes_or_zero, &q->has_reservation,
+                                &q->reservation, err)) < 0 ||
+            (r = cgm_member_int(obj, loc, "swap", &cgm_r_bytes, &q->has_swap, &q->swap, err)) < 0 ||
+            (r = cgm_member_int(obj, loc, "kernel", &cgm_r_bytes, &q->has_kernel, &q->kernel,
                                 err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "swappiness", &R_SWAPPINESS, &q->has_swappiness,
+            (r = cgm_member_int(obj, loc, "kernelTCP", &cgm_r_bytes, &q->has_kernel_tcp,
+                                &q->kernel_tcp, err)) < 0 ||
+            (r = cgm_member_int(obj, loc, "swappiness", &cgm_r_swappiness, &q->has_swappiness,
                                 &q->swappiness, err)) < 0 ||
             (r = cgm_member_bool(obj, loc, "useHierarchy", &q->has_hierarchy, &q->use_hierarchy,
                                  err)) < 0 ||
@@ -167,7 +168,8 @@ static int map_pids(struct mapping *m, yajl_val obj, const struct umw_jloc *loc,
         int64_t limit;
         int r;
         if ((r = cgm_check_keys(obj, loc, pids_keys, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "limit", &R_PIDS, &present, &limit, err)) < 0 || !present)
+            (r = cgm_member_int(obj, loc, "limit", &cgm_r_pids, &present, &limit, err)) < 0 ||
+            !present)
                 return r;
         /* pids.max reads "max" for no limit on both versions. */
         if (limit <= 0)
@@ -239,15 +241,16 @@ static int cpu_read(yajl_val obj, const struct umw_jloc *loc, struct cpu_req *q,
                     struct umw_error **err)
 {
         int r;
-        if ((r = cgm_member_set_int(obj, loc, "shares", &R_SHARES, &q->shares, err)) < 0 ||
-            (r = cgm_member_set_int(obj, loc, "quota", &R_QUOTA, &q->quota, err)) < 0 ||
-            (r = cgm_member_set_int(obj, loc, "period", &R_PERIOD, &q->period, err)) < 0 ||
-            (r = cgm_member_set_int(obj, loc, "realtimeRuntime", &R_RT_RUNTIME, &q->rt_runtime,
+        if ((r = cgm_member_set_int(obj, loc, "shares", &cgm_r_shares, &q->shares, err)) < 0 ||
+            (r = cgm_member_set_int(obj, loc, "quota", &cgm_r_quota, &q->quota, err)) < 0 ||
+            (r = cgm_member_set_int(obj, loc, "period", &cgm_r_period, &q->period, err)) < 0 ||
+            (r = cgm_member_set_int(obj, loc, "realtimeRuntime", &cgm_r_rt_runtime, &q->rt_runtime,
                                     err)) < 0 ||
-            (r = cgm_member_set_int(obj, loc, "realtimePeriod", &R_USEC, &q->rt_period, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "burst", &R_USEC, &q->has_burst, &q->burst, err)) < 0)
+            (r = cgm_member_set_int(obj, loc, "realtimePeriod", &cgm_r_usec, &q->rt_period, err)) <
+                0 ||
+            (r = cgm_member_int(obj, loc, "burst", &cgm_r_usec, &q->has_burst, &q->burst, err)) < 0)
                 return r;
-        return cgm_member_int(obj, loc, "idle", &R_IDLE, &q->has_idle, &q->idle, err);
+        return cgm_member_int(obj, loc, "idle", &cgm_r_idle, &q->has_idle, &q->idle, err);
 }
 
 /* The period goes first; crun's fallback applies when lowering it is refused
@@ -354,9 +357,9 @@ static int blkio_dev_read(yajl_val obj, const struct umw_jloc *loc, struct blkio
 {
         int r;
         if ((r = umw_json_object(obj, loc, err)) < 0 ||
-            (r = cgm_member_required_int(obj, loc, "major", &R_U32, &d->major, err)) < 0)
+            (r = cgm_member_required_int(obj, loc, "major", &cgm_r_u32, &d->major, err)) < 0)
                 return r;
-        return cgm_member_required_int(obj, loc, "minor", &R_U32, &d->minor, err);
+        return cgm_member_required_int(obj, loc, "minor", &cgm_r_u32, &d->minor, err);
 }
 
 static const char *const weight_device_keys[] = {"major", "minor", "weight", "leafWeight", NULL};
@@ -369,8 +372,8 @@ static int map_weight_device(struct mapping *m, yajl_val item, const struct umw_
         int r;
         if ((r = blkio_dev_read(item, loc, &d, err)) < 0 ||
             (r = cgm_check_keys(item, loc, weight_device_keys, err)) < 0 ||
-            (r = cgm_member_set_int(item, loc, "weight", &R_BLKIO_WEIGHT, &weight, err)) < 0 ||
-            (r = cgm_member_set_int(item, loc, "leafWeight", &R_BLKIO_WEIGHT, &leaf, err)) < 0)
+            (r = cgm_member_set_int(item, loc, "weight", &cgm_r_blkio_weight, &weight, err)) < 0 ||
+            (r = cgm_member_set_int(item, loc, "leafWeight", &cgm_r_blkio_weight, &leaf, err)) < 0)
                 return r;
         if (m->v == CGROUP_V2) {
                 if (leaf) {
@@ -414,7 +417,7 @@ static int map_throttle_device(struct mapping *m, const struct throttle *t, yajl
         int r;
         if ((r = blkio_dev_read(item, loc, &d, err)) < 0 ||
             (r = cgm_check_keys(item, loc, throttle_device_keys, err)) < 0 ||
-            (r = cgm_member_required_int(item, loc, "rate", &R_RATE, &rate, err)) < 0)
+            (r = cgm_member_required_int(item, loc, "rate", &cgm_r_rate, &rate, err)) < 0)
                 return r;
         if (m->v == CGROUP_V1)
                 return cgm_emit(m, loc, "blkio", t->v1_file, err,
@@ -431,8 +434,8 @@ static int map_blkio_weights(struct mapping *m, yajl_val obj, const struct umw_j
 {
         int64_t weight, leaf;
         int r;
-        if ((r = cgm_member_set_int(obj, loc, "weight", &R_BLKIO_WEIGHT, &weight, err)) < 0 ||
-            (r = cgm_member_set_int(obj, loc, "leafWeight", &R_BLKIO_WEIGHT, &leaf, err)) < 0)
+        if ((r = cgm_member_set_int(obj, loc, "weight", &cgm_r_blkio_weight, &weight, err)) < 0 ||
+            (r = cgm_member_set_int(obj, loc, "leafWeight", &cgm_r_blkio_weight, &leaf, err)) < 0)
                 return r;
         if (m->v == CGROUP_V2) {
                 if (leaf) {

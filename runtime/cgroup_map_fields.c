@@ -11,28 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-const struct int_rule R_BYTES = {1, INT64_MAX, true, false,
-                                 "-1 (no limit) or a positive number of bytes"};
-const struct int_rule R_BYTES_OR_ZERO = {0, INT64_MAX, true, false,
-                                         "-1 (no limit) or a number of bytes"};
-const struct int_rule R_SWAPPINESS = {0, 100, false, false, "an integer from 0 to 100"};
-const struct int_rule R_PIDS = {1, INT64_MAX, true, true,
-                                "-1 or 0 (no limit) or a positive number of processes"};
-const struct int_rule R_SHARES = {2, 262144, false, true,
-                                  "0 (unset) or an integer from 2 to 262144"};
-const struct int_rule R_QUOTA = {1000, INT64_MAX, true, true,
-                                 "-1 (no limit), 0 (unset) or at least 1000 microseconds"};
-const struct int_rule R_PERIOD = {1000, 1000000, false, true,
-                                  "0 (unset) or 1000 to 1000000 microseconds"};
-const struct int_rule R_USEC = {0, INT64_MAX, false, false,
-                                "a non-negative number of microseconds"};
-const struct int_rule R_RT_RUNTIME = {0, INT64_MAX, true, false,
-                                      "-1 (no limit) or a non-negative number of microseconds"};
-const struct int_rule R_IDLE = {0, 1, false, false, "0 or 1"};
-const struct int_rule R_BLKIO_WEIGHT = {10, 1000, false, true,
-                                        "0 (unset) or an integer from 10 to 1000"};
-const struct int_rule R_U32 = {0, UINT32_MAX, false, false, "an integer from 0 to 4294967295"};
-const struct int_rule R_RATE = {0, INT64_MAX, false, false, "a non-negative integer (0: no limit)"};
+const struct int_rule cgm_r_bytes = {1, INT64_MAX, true, false,
+                                     "-1 (no limit) or a positive number of bytes"};
+const struct int_rule cgm_r_bytes_or_zero = {0, INT64_MAX, true, false,
+                                             "-1 (no limit) or a number of bytes"};
+const struct int_rule cgm_r_swappiness = {0, 100, false, false, "an integer from 0 to 100"};
+const struct int_rule cgm_r_pids = {1, INT64_MAX, true, true,
+                                    "-1 or 0 (no limit) or a positive number of processes"};
+const struct int_rule cgm_r_shares = {2, 262144, false, true,
+                                      "0 (unset) or an integer from 2 to 262144"};
+const struct int_rule cgm_r_quota = {1000, INT64_MAX, true, true,
+                                     "-1 (no limit), 0 (unset) or at least 1000 microseconds"};
+const struct int_rule cgm_r_period = {1000, 1000000, false, true,
+                                      "0 (unset) or 1000 to 1000000 microseconds"};
+const struct int_rule cgm_r_usec = {0, INT64_MAX, false, false,
+                                    "a non-negative number of microseconds"};
+const struct int_rule cgm_r_rt_runtime = {0, INT64_MAX, true, false,
+                                          "-1 (no limit) or a non-negative number of microseconds"};
+const struct int_rule cgm_r_idle = {0, 1, false, false, "0 or 1"};
+const struct int_rule cgm_r_blkio_weight = {10, 1000, false, true,
+                                            "0 (unset) or an integer from 10 to 1000"};
+const struct int_rule cgm_r_u32 = {0, UINT32_MAX, false, false, "an integer from 0 to 4294967295"};
+const struct int_rule cgm_r_rate = {0, INT64_MAX, false, false,
+                                    "a non-negative integer (0: no limit)"};
 
 /* Whether s is one of the space-separated words. */
 bool cgm_in_words(const char *words, const char *s)

@@ -24,19 +24,19 @@ struct int_rule {
         const char *what;
 };
 
-extern const struct int_rule R_BYTES;
-extern const struct int_rule R_BYTES_OR_ZERO;
-extern const struct int_rule R_SWAPPINESS;
-extern const struct int_rule R_PIDS;
-extern const struct int_rule R_SHARES;
-extern const struct int_rule R_QUOTA;
-extern const struct int_rule R_PERIOD;
-extern const struct int_rule R_USEC;
-extern const struct int_rule R_RT_RUNTIME;
-extern const struct int_rule R_IDLE;
-extern const struct int_rule R_BLKIO_WEIGHT;
-extern const struct int_rule R_U32;
-extern const struct int_rule R_RATE;
+extern const struct int_rule cgm_r_bytes;
+extern const struct int_rule cgm_r_bytes_or_zero;
+extern const struct int_rule cgm_r_swappiness;
+extern const struct int_rule cgm_r_pids;
+extern const struct int_rule cgm_r_shares;
+extern const struct int_rule cgm_r_quota;
+extern const struct int_rule cgm_r_period;
+extern const struct int_rule cgm_r_usec;
+extern const struct int_rule cgm_r_rt_runtime;
+extern const struct int_rule cgm_r_idle;
+extern const struct int_rule cgm_r_blkio_weight;
+extern const struct int_rule cgm_r_u32;
+extern const struct int_rule cgm_r_rate;
 
 /* Whether s is one of the space-separated words / one of the NULL-ended list. */
 bool cgm_in_words(const char *words, const char *s);

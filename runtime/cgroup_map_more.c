@@ -49,7 +49,8 @@ static int map_hugepage_limit(struct mapping *m, yajl_val item, const struct umw
         if (!v || !YAJL_IS_STRING(v) || !is_page_size(v->u.string))
                 return umw_json_expected(&at, "a page size such as \"2MB\" or \"1GB\"", err);
         size = v->u.string;
-        if ((r = cgm_member_required_int(item, loc, "limit", &R_BYTES_OR_ZERO, &limit, err)) < 0)
+        if ((r = cgm_member_required_int(item, loc, "limit", &cgm_r_bytes_or_zero, &limit, err)) <
+            0)
                 return r;
         char file[64];
         snprintf(file, sizeof(file), "hugetlb.%s.%s", size,
@@ -92,7 +93,7 @@ static int map_net_priority(struct mapping *m, yajl_val item, const struct umw_j
         yajl_val name = umw_json_member(item, "name");
         if (!name || !YAJL_IS_STRING(name) || !is_ifname(name->u.string))
                 return umw_json_expected(&at, "a network interface name", err);
-        if ((r = cgm_member_required_int(item, loc, "priority", &R_U32, &prio, err)) < 0)
+        if ((r = cgm_member_required_int(item, loc, "priority", &cgm_r_u32, &prio, err)) < 0)
                 return r;
         return cgm_emit(m, loc, "net_prio", "net_prio.ifpriomap", err, "%s %" PRId64,
                         name->u.string, prio);
@@ -109,7 +110,7 @@ int cgm_map_network(struct mapping *m, yajl_val obj, const struct umw_jloc *loc,
         int64_t class_id;
         int r;
         if ((r = cgm_check_keys(obj, loc, network_keys, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "classID", &R_U32, &has_class, &class_id, err)) < 0 ||
+            (r = cgm_member_int(obj, loc, "classID", &cgm_r_u32, &has_class, &class_id, err)) < 0 ||
             (r = cgm_member_array(obj, loc, "priorities", &prios, &at, err)) < 0)
                 return r;
         size_t n_prios = prios ? prios->u.array.len : 0;
@@ -144,8 +145,10 @@ static int map_rdma_device(struct mapping *m, const char *dev, yajl_val obj,
                 return umw_json_expected(loc, "an object keyed by RDMA device name", err);
         if ((r = umw_json_object(obj, loc, err)) < 0 ||
             (r = cgm_check_keys(obj, loc, rdma_keys, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "hcaHandles", &R_U32, &has_handles, &handles, err)) < 0 ||
-            (r = cgm_member_int(obj, loc, "hcaObjects", &R_U32, &has_objects, &objects, err)) < 0)
+            (r = cgm_member_int(obj, loc, "hcaHandles", &cgm_r_u32, &has_handles, &handles, err)) <
+                0 ||
+            (r = cgm_member_int(obj, loc, "hcaObjects", &cgm_r_u32, &has_objects, &objects, err)) <
+                0)
                 return r;
         if (has_handles)
                 snprintf(h, sizeof(h), "%" PRId64, handles);

@@ -391,7 +391,7 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         _cleanup_error_ struct umw_error *err = NULL;
         umw_close_fdp(&x->sync_fd);
         umw_close_fdp(&x->console_peer);
-        if (make_undumpable(&err) < 0 ||
+        if (init_make_undumpable(&err) < 0 ||
             join_namespaces(x, x->ns_flags & ~CLONE_NEWCGROUP, &err) < 0) {
                 sync_send_error(x->child_end, err);
                 _exit(1);
@@ -443,7 +443,7 @@ static int fork_direct(struct execution *x, pid_t *pid, struct umw_error **err)
                         return 0;
         }
         pid_t child = -1;
-        int r = make_undumpable(err);
+        int r = init_make_undumpable(err);
         if (r == 0) {
                 bool born = false;
                 child = fork_into_cgroup(x->unified_fd, &born);

@@ -62,7 +62,7 @@ __attribute__((noreturn)) void init_pause_main(char **argv);
 bool init_runtime_ptraces(void);
 
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
-int make_undumpable(struct umw_error **err);
+int init_make_undumpable(struct umw_error **err);
 
 int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
                       int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err);

@@ -141,7 +141,7 @@ static int install_in_place(int netns, bool *done, struct umw_error **err)
 static __attribute__((noreturn)) void installer_main(int netns, int userns, int report)
 {
         struct umw_error *err = NULL;
-        int r = make_undumpable(&err);
+        int r = init_make_undumpable(&err);
         if (r == 0 && userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
                 r = umw_fail_errno(&err, "nftables: enter the network namespace's user namespace");
         if (r == 0 && setns(netns, CLONE_NEWNET) < 0)

@@ -312,7 +312,7 @@ static int plan_preset(const struct runtime_opts *rt, const char *name, struct u
 {
         struct machine_size m;
         struct preset p;
-        int ret = machine_size_read(&m, err);
+        int ret = presets_machine_size_read(&m, err);
         if (ret == 0)
                 ret = preset_resolve(name, &m, &p, err);
         if (ret < 0)

@@ -127,7 +127,7 @@ static int choose_preset(const struct policy_config *pc, const char *asked, stru
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
                                 "--preset %s: not among the presets the host floor allows", name);
         struct machine_size m;
-        int r = machine_size_read(&m, err);
+        int r = presets_machine_size_read(&m, err);
         return r < 0 ? r : preset_resolve(name, &m, out, err);
 }
 

@@ -128,10 +128,11 @@ Test(presets, meminfo_parsing)
 {
         uint64_t bytes = 0;
         _cleanup_error_ struct umw_error *err = NULL;
-        cr_assert_eq(
-            meminfo_total_bytes("MemTotal:       16318480 kB\nMemFree: 1 kB\n", &bytes, &err), 0);
+        cr_assert_eq(presets_meminfo_total_bytes("MemTotal:       16318480 kB\nMemFree: 1 kB\n",
+                                                 &bytes, &err),
+                     0);
         cr_expect_eq(bytes, UINT64_C(16318480) * 1024);
-        cr_assert_eq(meminfo_total_bytes("Foo: 1 kB\nMemTotal: 2 kB\n", &bytes, &err), 0);
+        cr_assert_eq(presets_meminfo_total_bytes("Foo: 1 kB\nMemTotal: 2 kB\n", &bytes, &err), 0);
         cr_expect_eq(bytes, 2048);
 }
 
@@ -149,7 +150,8 @@ Test(presets, meminfo_garbage_is_refused)
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 uint64_t bytes = 0;
                 struct umw_error *err = NULL;
-                cr_expect_lt(meminfo_total_bytes(bad[i], &bytes, &err), 0, "accepted: %s", bad[i]);
+                cr_expect_lt(presets_meminfo_total_bytes(bad[i], &bytes, &err), 0, "accepted: %s",
+                             bad[i]);
                 cr_expect_not_null(err);
                 umw_error_free(err);
         }
@@ -159,7 +161,7 @@ Test(presets, machine_size_of_this_machine)
 {
         struct machine_size m = {0};
         _cleanup_error_ struct umw_error *err = NULL;
-        cr_assert_eq(machine_size_read(&m, &err), 0, "%s", err ? err->msg : "?");
+        cr_assert_eq(presets_machine_size_read(&m, &err), 0, "%s", err ? err->msg : "?");
         cr_expect_gt(m.memory_bytes, 0);
         cr_expect_geq(m.cpus, 1);
         cr_expect_eq((long)m.cpus, sysconf(_SC_NPROCESSORS_ONLN));

@@ -99,7 +99,7 @@ static int compose(struct opts *o, struct umw_error **err)
         struct grant_list grants = {0};
         static const char *const roots[] = {"/", NULL}, *const never[] = {NULL};
         const struct grant_policy policy = {.roots = roots, .never = never};
-        int r = machine_size_read(&m, err);
+        int r = presets_machine_size_read(&m, err);
         if (r >= 0)
                 r = preset_resolve(o->preset, &m, &preset, err);
         if (r >= 0)
