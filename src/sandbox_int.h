@@ -133,7 +133,10 @@ struct sandbox_gateway {
         pid_t pid;
         int pidfd, ready; /* -1: none (any more) */
 };
-#define SANDBOX_GATEWAY_INIT {.pidfd = -1, .ready = -1}
+#define SANDBOX_GATEWAY_INIT                                                                       \
+        {                                                                                          \
+                .pidfd = -1, .ready = -1                                                           \
+        }
 /* Makes the gateway's listeners inside the init's network namespace (the
  * door exists from then on: a connection waits in their backlog) and starts
  * the gateway with them, recorded in the bundle. With wait, at once and

@@ -116,8 +116,8 @@ Test(gateway_response, rewrite_of_bare_fields_fits)
 Test(gateway_response, keep_alive_only_for_http11_without_close)
 {
         cr_assert(parsed("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n", false).keep_alive);
-        cr_assert(parsed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\n\r\n", false)
-                      .keep_alive);
+        cr_assert(
+            parsed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\n\r\n", false).keep_alive);
         cr_assert(!parsed("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n", false).keep_alive);
         cr_assert(!parsed("HTTP/1.1 200 OK\r\nConnection: Close\r\n\r\n", false).keep_alive);
         cr_assert(!parsed("HTTP/1.1 200 OK\r\nConnection: x, close\r\n\r\n", false).keep_alive);

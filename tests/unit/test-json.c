@@ -382,8 +382,8 @@ Test(json, doc_spans_blocks)
 
 Test(json, doc_errors_as_parse)
 {
-        static const char *const bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "[1] 2",
-                                          "\"\\x\"", "nul"};
+        static const char *const bad[] = {"",          "{",     "{\"a\":}", "[1,]",
+                                          "{\"a\" 1}", "[1] 2", "\"\\x\"",  "nul"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 _cleanup_error_ struct umw_error *e1 = NULL;
                 _cleanup_error_ struct umw_error *e2 = NULL;
