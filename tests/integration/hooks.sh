@@ -1,7 +1,7 @@
 #!/bin/bash
 # Hooks: all six run, in order, with the state on stdin, their args and env;
 # a failing createRuntime hook makes create fail and leaves nothing; a hook
-# past its timeout is killed.
+# past its timeout is killed; an init whose `run` dies before start ends itself.
 . "$(dirname "$0")/lib.sh"
 t_require_root
 t_setup
@@ -125,5 +125,35 @@ new_id
 rt run --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
 t_eq "failing poststop hook still runs" poststop "$(order)"
 t_eq "failing poststop hook does not keep the container" "" "$(rt list -q 2>/dev/null)"
+
+# A `run` killed between create and start: its createRuntime hook notes the
+# init's pid and SIGKILLs the runtime (the hook's parent) before it sends GO.
+# The init holds the other end of run's socket pair, reads its close and
+# ends itself: no workload starts, no process waits forever; what the dead
+# runtime made stays for `delete --force`.
+cat >"$hl/kill-runtime.sh" <<'EOF'
+#!/bin/sh
+sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' >"$1/init.pid"
+kill -KILL "$PPID"
+EOF
+chmod 755 "$hl/kill-runtime.sh"
+cfg_set "$b" "c['hooks'] = {'createRuntime': [{'path': '$hl/kill-runtime.sh', 'args': ['kill-runtime.sh', '$hl']}]}
+c['process']['args'] = ['/bin/probe', 'open', '$hl/workload-ran', 'w']"
+rm -f "$hl/init.pid" "$hl/workload-ran"
+new_id
+before=$(mount_count)
+capture rt run --bundle "$b" "$T_LAST_ID"
+t_eq "run killed before start: killed (137)" 137 "$T_RC" "$T_OUT"
+init=$(cat "$hl/init.pid" 2>/dev/null)
+t_match "the hook saw the init's pid" '^[0-9]+$' "$init"
+for _ in $(seq 50); do
+        [[ -n $init && -e /proc/$init ]] || break
+        sleep 0.1
+done
+t_eq "the init ends itself when run dies before GO" gone \
+        "$([[ -n $init && -e /proc/$init ]] && echo "alive: $(cat /proc/$init/status | sed -n 1,2p)" || echo gone)"
+t_eq "the workload never ran" absent "$([[ -e $hl/workload-ran ]] && echo ran || echo absent)"
+t_run "delete --force clears what the killed run left" rt delete --force "$T_LAST_ID"
+nothing_left "run killed before start" "$before"
 
 t_done
