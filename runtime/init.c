@@ -167,7 +167,8 @@ static bool new_cgroup_namespace(const struct spec *spec)
  * cgroup v1 spares an RCU grace period (cgroup_join_self), and unshares its
  * cgroup namespace, rooted there. Before anything that depends on them: the
  * cgroup mount (a bind of the init's own cgroup, never the host's), hooks
- * (what they start must land in the cgroup), READY. */
+ * (what they start must land in the cgroup), READY. As late as that allows:
+ * the init builds its root meanwhile instead of waiting for the cgroup. */
 static int enter_cgroups(const struct init_args *a, bool *placed, struct umw_error **err)
 {
         if (*placed)
@@ -211,6 +212,12 @@ static int mount_all(const struct init_args *a, int rootfs_fd, bool *placed, str
         return r;
 }
 
+/* Hooks that run before READY: the cgroup must be entered before them. */
+static bool hooks_before_ready(const struct spec *spec)
+{
+        return init_waits_for_hooks(spec) || spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count > 0;
+}
+
 static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool *placed,
                                  struct umw_error **err)
 {
@@ -221,7 +228,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
                 r = mount_all(a, rootfs_fd, placed, err);
         if (r == 0)
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
-        if (r == 0)
+        if (r == 0 && hooks_before_ready(spec))
                 r = enter_cgroups(a, placed, err);
         if (r < 0)
                 return r;
@@ -272,7 +279,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 if (r < 0)
                         return r;
         }
-        if ((r = rootfs_finalize(spec, err)) < 0)
+        if ((r = rootfs_finalize(spec, err)) < 0 || (r = enter_cgroups(a, &placed, err)) < 0)
                 return r;
         /* From the cwd, as execve will see it: a relative args[0] resolves there.
          * A pause init execs nothing: its args need not exist inside. */

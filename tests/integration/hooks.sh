@@ -156,4 +156,30 @@ t_eq "the workload never ran" absent "$([[ -e $hl/workload-ran ]] && echo ran ||
 t_run "delete --force clears what the killed run left" rt delete --force "$T_LAST_ID"
 nothing_left "run killed before start" "$before"
 
+# A createContainer hook alone (the init waits for no other hook) runs in
+# the container's cgroup: the init joins before it runs (it may join later
+# only without such hooks). Before the pivot the hook still sees the host's
+# cgroup mounts: it notes its pid and the pids the container's cgroup holds,
+# both as its pid namespace numbers them.
+cat >"$hl/cg.sh" <<'EOF'
+#!/bin/sh
+echo "$$" >"$1/cg.pid"
+cat "/sys/fs/cgroup/pids/umwelt-run/$2/cgroup.procs" >"$1/cg.procs"
+EOF
+chmod 755 "$hl/cg.sh"
+new_id
+cfg_set "$b" "c['hooks'] = {'createContainer': [{'path': '$hl/cg.sh', 'args': ['cg.sh', '$hl', '$T_LAST_ID']}]}
+c['process']['args'] = ['/bin/probe', 'sleep', '1000']"
+before=$(mount_count)
+if [[ -d /sys/fs/cgroup/pids/umwelt-run ]]; then
+        t_run "create with only a createContainer hook" rt create --bundle "$b" "$T_LAST_ID"
+        t_eq "the createContainer hook runs in the container's cgroup" yes \
+                "$(grep -qx "$(cat "$hl/cg.pid" 2>/dev/null)" "$hl/cg.procs" 2>/dev/null && echo yes || echo no)" \
+                "hook pid $(cat "$hl/cg.pid" 2>&1), cgroup: $(cat "$hl/cg.procs" 2>&1)"
+        t_run "delete --force removes it" rt delete --force "$T_LAST_ID"
+else
+        t_skip "the createContainer hook runs in the container's cgroup" "no v1 pids hierarchy"
+fi
+nothing_left "createContainer hook" "$before"
+
 t_done
