@@ -186,8 +186,29 @@ static int open_dev_null(int root, struct umw_error **err)
         return fd;
 }
 
+/* Masks a directory with an empty read-only tmpfs: one per container, made
+ * for the first masked directory and cloned (a bind) for the others, since
+ * a tmpfs made and torn down costs more than a bind. Read-only, it carries
+ * nothing from one masked directory to another. *empty: the fsmount fd of
+ * that tmpfs, attached (a detached mount could not be cloned). */
+static int mask_dir(int fd, int *empty)
+{
+        if (*empty >= 0) {
+                _cleanup_close_ int mnt =
+                    open_tree(*empty, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                return mnt < 0 ? -errno : attach(mnt, fd);
+        }
+        _cleanup_close_ int mnt = empty_ro_tmpfs();
+        if (mnt < 0)
+                return mnt;
+        int r = attach(mnt, fd);
+        if (r == 0)
+                *empty = TAKE_FD(mnt);
+        return r;
+}
+
 /* A directory gets an empty read-only tmpfs, anything else /dev/null. */
-static int mask_path(int root, const char *path, int *dev_null, struct umw_error **err)
+static int mask_path(int root, const char *path, int *dev_null, int *empty, struct umw_error **err)
 {
         _cleanup_close_ int fd = root_openat(root, path, O_PATH, 0);
         if (fd == -ENOENT)
@@ -195,17 +216,16 @@ static int mask_path(int root, const char *path, int *dev_null, struct umw_error
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0)
                 return umw_fail_sys(err, fd < 0 ? -fd : errno, "masked path %s", path);
-        _cleanup_close_ int mnt = -1;
+        int r;
         if (S_ISDIR(st.st_mode)) {
-                mnt = empty_ro_tmpfs();
+                r = mask_dir(fd, empty);
         } else {
                 if (*dev_null < 0 && (*dev_null = open_dev_null(root, err)) < 0)
                         return umw_error_prefix(err, "masked path %s", path);
-                mnt = open_tree(*dev_null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-                if (mnt < 0)
-                        mnt = -errno;
+                _cleanup_close_ int mnt =
+                    open_tree(*dev_null, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+                r = mnt < 0 ? -errno : attach(mnt, fd);
         }
-        int r = mnt < 0 ? mnt : attach(mnt, fd);
         return r < 0 ? umw_fail_sys(err, -r, "mask %s", path) : 0;
 }
 
@@ -245,9 +265,9 @@ int rootfs_finalize(const struct spec *spec, struct umw_error **err)
         for (size_t i = 0; i < spec->n_readonly_paths; i++)
                 if ((r = readonly_path(root, spec->readonly_paths[i], err)) < 0)
                         return r;
-        _cleanup_close_ int dev_null = -1;
+        _cleanup_close_ int dev_null = -1, empty = -1;
         for (size_t i = 0; i < spec->n_masked_paths; i++)
-                if ((r = mask_path(root, spec->masked_paths[i], &dev_null, err)) < 0)
+                if ((r = mask_path(root, spec->masked_paths[i], &dev_null, &empty, err)) < 0)
                         return r;
         if (spec->root_readonly && (r = readonly_root(root, err)) < 0)
                 return r;

@@ -15,10 +15,11 @@ has_opt() { [[ ,$1, == *,$2,* ]]; }
 
 b=$T_TMP/bundle
 make_bundle "$b"
-mkdir -p "$T_TMP"/{ro,rw,rb/sub} "$b/rootfs"/{ro,rw,rb,nb,t,tn,secretdir,rodir,file-target}
+mkdir -p "$T_TMP"/{ro,rw,rb/sub} "$b/rootfs"/{ro,rw,rb,nb,t,tn,secretdir,secretdir2,rodir,file-target}
 echo hostdata >"$T_TMP/ro/f"
 echo secret >"$b/rootfs/secret"
 echo secret >"$b/rootfs/secretdir/f"
+echo secret >"$b/rootfs/secretdir2/f"
 echo single-file >"$T_TMP/single"
 rmdir "$b/rootfs/file-target" && touch "$b/rootfs/file-target"
 mount -t tmpfs -o size=1m tmpfs "$T_TMP/rb/sub"
@@ -35,7 +36,7 @@ add_mount('/tn', 'tmpfs', 'tmpfs', ['noexec'])
 add_mount('/file-target', 'bind', '$T_TMP/single', ['bind', 'ro'])
 c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/dev/mqueue']
 add_mount('/dev/mqueue', 'mqueue', 'mqueue', ['nosuid', 'noexec', 'nodev'])
-c['linux']['maskedPaths'] = ['/proc/kcore', '/secret', '/secretdir', '/does/not/exist']
+c['linux']['maskedPaths'] = ['/proc/kcore', '/secret', '/secretdir', '/secretdir2', '/does/not/exist']
 c['linux']['readonlyPaths'] = ['/proc/sys', '/rodir', '/does/not/exist/either']"
 
 run_in "$b" /bin/cat /proc/self/mountinfo
@@ -110,6 +111,10 @@ else
         t_skip "masked /proc/kcore reads nothing" "no /proc/kcore on this kernel"
 fi
 t_eq "masked file still intact on disk after a write inside" secret "$(cat "$b/rootfs/secret")"
+# Masked directories share one read-only tmpfs: each is empty and refuses
+# writes, so nothing passes from one to the other.
+run_in "$b" /bin/sh -c 'ls -A /secretdir2 | wc -l; probe open /secretdir/x w; probe open /secretdir2/x w'
+t_eq "a second masked directory is empty; both refuse writes (EROFS)" "0 30 30" "$(echo $T_OUT)" "$T_ERR"
 
 run_in "$b" /bin/sh -c 'probe open /rodir/x w; probe open /proc/sys/kernel/hostname w; probe open /newfile w'
 t_eq "readonly path and /proc/sys refuse writes (EROFS); the rest of the root is writable" "30 30 0" "$(echo $T_OUT)" "$T_ERR"
