@@ -223,6 +223,25 @@ Test(compose, system_mounts_hide_homes_and_secrets)
         spec_free(s);
 }
 
+/* root's fresh $HOME is /root itself: it is the one mount there (the empty
+ * tmpfs that hides /root for everybody else would lie under it unseen). */
+Test(compose, root_home_is_the_only_mount_at_root)
+{
+        struct compose_input in = input();
+        in.home = "/root";
+        in.uid = 0;
+        in.gid = 0;
+        struct spec *s = compose(&in);
+        size_t n = 0;
+        for (size_t i = 0; i < s->n_mounts; i++)
+                n += strcmp(s->mounts[i].destination, "/root") == 0;
+        cr_assert_eq(n, 1);
+        const struct spec_mount *home = expect_mount(s, "/root", "tmpfs");
+        cr_assert(has_option(home, "uid=0"));
+        cr_assert_not(has_option(home, "noexec"));
+        spec_free(s);
+}
+
 Test(compose, workspace_read_write_after_the_home_tmpfs)
 {
         struct compose_input in = input();
