@@ -41,6 +41,7 @@ struct creation {
         pid_t pid;
         bool interactive;      /* run in the foreground: umwelt-run may hold the terminal */
         bool start_in_process; /* run: no start.sock, this process starts the init */
+        bool go_early;         /* run: GO sent with the walls up, before READY is read */
         bool dir_created, cgroup_placed;
         bool born_in_cgroup; /* CLONE_INTO_CGROUP took: no cgroup2 migration */
 };

@@ -19,13 +19,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* Tells the waiting init on conn to go; an empty answer means it has
- * exec'd. */
-static int send_go(int conn, struct umw_error **err)
+/* Waits for the init on conn, told to go, to exec: an empty answer. */
+static int await_exec(int conn, struct umw_error **err)
 {
-        int r = sync_send(conn, SYNC_GO, 0, err);
-        if (r < 0)
-                return r;
         /* The init answers only to report a failure; exec closes the socket. */
         struct pollfd p = {.fd = conn, .events = POLLIN};
         while (poll(&p, 1, -1) < 0)
@@ -35,6 +31,13 @@ static int send_go(int conn, struct umw_error **err)
         if (recv(conn, &probe, 1, MSG_PEEK) == 0)
                 return 0;
         return sync_expect(conn, SYNC_READY, "container init", NULL, err);
+}
+
+/* Tells the waiting init on conn to go and waits for its exec. */
+static int send_go(int conn, struct umw_error **err)
+{
+        int r = sync_send(conn, SYNC_GO, 0, err);
+        return r < 0 ? r : await_exec(conn, err);
 }
 
 /* start from another process: through the init's start.sock. */
@@ -53,9 +56,9 @@ static int signal_start(const struct found *f, struct umw_error **err)
         return r;
 }
 
-/* Starts f: through conn, run's own pair to the init it made, or (-1)
- * through its start.sock. */
-static int start_found(struct found *f, int conn, struct umw_error **err)
+/* Starts f: through conn, run's own pair to the init it made (on which
+ * create sent GO already when go_sent), or (-1) through its start.sock. */
+static int start_found(struct found *f, int conn, bool go_sent, struct umw_error **err)
 {
         /* run's own init has no start.sock to say it is created. */
         if (conn < 0 && f->status != STATUS_CREATED)
@@ -66,7 +69,9 @@ static int start_found(struct found *f, int conn, struct umw_error **err)
         struct spec *owned = NULL;
         int r = ctr_found_spec(f, &spec, &owned, err);
         if (r == 0)
-                r = conn >= 0 ? send_go(conn, err) : signal_start(f, err);
+                r = conn < 0  ? signal_start(f, err)
+                    : go_sent ? await_exec(conn, err)
+                              : send_go(conn, err);
         if (r == 0) {
                 f->status = STATUS_RUNNING;
                 r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
@@ -82,7 +87,7 @@ int container_start(const struct runtime_opts *rt, const char *id, struct umw_er
         int r = ctr_find(rt, id, &f, err);
         if (r < 0)
                 return r;
-        r = start_found(&f, -1, err);
+        r = start_found(&f, -1, false, err);
         ctr_found_release(&f);
         return r;
 }
@@ -107,7 +112,7 @@ static int run_started(struct creation *c, struct found *f, int *exit_status,
         int r = ctr_find(c->rt, c->o->id, f, err);
         if (r == 0) {
                 f->spec = c->spec;
-                r = start_found(f, c->start_fd, err);
+                r = start_found(f, c->start_fd, c->go_early, err);
         }
         umw_close_fdp(&c->start_fd);
         if (r == 0 && !c->o->detach)
@@ -130,6 +135,10 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         ctr_creation_init(&c, rt, o);
         c.interactive = !o->detach;
         c.start_in_process = true;
+        /* Nothing has to happen between READY and the workload's start,
+         * unless a pid file is to be written or the caller acts on the
+         * created container first. */
+        c.go_early = !o->created && !o->pid_file;
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
         r = ctr_create(&c, err);
