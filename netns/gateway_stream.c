@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +267,20 @@ static int judge_hello(struct conn *c)
         return 1;
 }
 
+/* The client's side of a tunnel is the sandbox's loopback, with no
+ * congestion to control, yet the host's algorithm runs on it: BBR (a
+ * common default) paces every burst with a timer where the qdisc is not
+ * fq. Reno, which every user may choose, does not pace: on a BBR host the
+ * gateway's CPU for a 1 GiB CONNECT transfer went 0.38 -> 0.24 s. The
+ * upstream side keeps the host's algorithm: it is the real network. */
+static void client_congestion(int fd)
+{
+        static const char reno[] = "reno";
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) < 0) {
+                /* the host's algorithm stays: slower, never wrong */
+        }
+}
+
 static int step_hello(struct conn *c)
 {
         int w = flow_write(&c->down, &c->client);
@@ -276,6 +292,7 @@ static int step_hello(struct conn *c)
         int ok = judge_hello(c);
         if (ok <= 0)
                 return ok < 0 ? 0 : (w | r);
+        client_congestion(c->client.fd);
         if (c->req.terminate)
                 return conn_tls_accept(c);
         c->up.fwd = c->up.end - c->up.start; /* the hello and whatever followed it */

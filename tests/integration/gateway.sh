@@ -259,6 +259,75 @@ line=$(log_line '"method":"CONNECT","host":"secure.example"')
 t_match "... logged with port 443, the address and bytes both ways" \
         '"port":443,"address":"11.0.0.11","decision":"allow","rule":"secure.example","status":200,"bytes_up":[1-9][0-9]*,"bytes_down":[1-9][0-9]*' "$line"
 
+# A tunnel's bytes, counted: a raw server reads to the client's FIN (the
+# client's half-close through the tunnel), then answers and closes (the
+# server's); the log says exactly what went each way.
+in_ns "$INET" "$PY" -c '
+import hashlib, socket, sys
+ls = socket.create_server(("11.0.0.10", 443))
+open(sys.argv[1], "w").close()
+s, _ = ls.accept()
+h, n = hashlib.sha256(), 0
+while (b := s.recv(1 << 16)):
+    h.update(b)
+    n += len(b)
+s.sendall(b"d" * 2000000)
+s.close()
+print(n, h.hexdigest())' "$T_TMP/sized.ready" >"$T_TMP/sized.server" 2>&1 &
+sized_pid=$!
+wait_file "$T_TMP/sized.ready" 50
+in_ns "$SBX" "$PY" -c '
+import hashlib, os, socket, ssl
+i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+try:
+    ssl.create_default_context().wrap_bio(i, o, server_hostname="web.example").do_handshake()
+except ssl.SSLWantReadError:
+    pass
+up = o.read() + os.urandom(3000000)
+s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+s.sendall(b"CONNECT web.example:443 HTTP/1.1\r\nHost: web.example:443\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+s.sendall(up)
+s.shutdown(socket.SHUT_WR)
+n = 0
+while (b := s.recv(1 << 16)):
+    n += len(b)
+print(len(up), hashlib.sha256(up).hexdigest(), n, len(head))' >"$T_TMP/sized.client" 2>&1
+wait "$sized_pid"
+read -r sent sent_sum got head_len <"$T_TMP/sized.client"
+t_eq "a tunnel carries every byte up, to the client's half-close" "${sent:-?} ${sent_sum:-?}" \
+        "$(cat "$T_TMP/sized.server")" "$(cat "$T_TMP/sized.client")"
+t_eq "... and the answer after it, to the server's close" 2000000 "${got:-?}"
+t_match "... logged to the byte both ways" \
+        "\"host\":\"web.example\",\"port\":443,.*\"bytes_up\":${sent:-x},\"bytes_down\":$((${head_len:-0} + 2000000))," \
+        "$(log_line '"method":"CONNECT","host":"web.example","port":443')"
+
+# tunnel_cc NETNS_PATH: through the gateway on 127.0.0.1:3128 there, a TLS
+# tunnel to secure.example held open while ss says whether its gateway side
+# and its client side send with Reno: "gateway BOOL client BOOL".
+tunnel_cc() {
+        nsenter --net="$1" -- "$PY" -c '
+import socket, ssl, subprocess, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT secure.example:443 HTTP/1.1\r\nHost: secure.example:443\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+port = s.getsockname()[1]
+t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="secure.example")
+ss = lambda f: subprocess.run(["ss", "-tinH", f], capture_output=True, text=True).stdout.split()
+print("gateway", "reno" in ss("sport = :3128 and dport = :%d" % port),
+      "client", "reno" in ss("dport = :3128 and sport = :%d" % port))
+t.close()' "$pki/ca.pem" 2>&1
+}
+# The gateway's side of an open tunnel (the sandbox's loopback) sends with
+# Reno, which does not pace; the client's own socket keeps its algorithm.
+CLIENT_RENO=$([[ $(in_ns "$SBX" sysctl -n net.ipv4.tcp_congestion_control) == reno ]] && echo True || echo False)
+t_eq "a tunnel's loopback side sends with Reno (no pacing), the client's socket as it was" \
+        "gateway True client $CLIENT_RENO" "$(tunnel_cc "/run/netns/$SBX")"
+
 PROXY='http://[::1]:3128' pcurl http://web.example/v6
 t_eq "the [::1] listener serves too" "200 000" "$T_CODE" "$T_ERR"
 
@@ -603,6 +672,8 @@ else
                         https://tlspath.example/allowed/rootless >"$T_TMP/rootless.out" 2>&1
                 t_match "... and terminates TLS with the user's CA" "path=/allowed/rootless" \
                         "$(cat "$T_TMP/rootless.out")"
+                t_eq "... and its tunnels' loopback side sends with Reno too (any user may choose it)" \
+                        "gateway True client $CLIENT_RENO" "$(tunnel_cc "/proc/$upid/ns/net")"
         else
                 t_fail "a gateway as an unprivileged user starts" "$(cat "$T_TMP/gw.err")"
         fi
