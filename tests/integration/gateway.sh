@@ -265,8 +265,10 @@ t_match "... logged with port 443, the address and bytes both ways" \
 in_ns "$INET" "$PY" -c '
 import hashlib, socket, sys
 ls = socket.create_server(("11.0.0.10", 443))
+ls.settimeout(20)
 open(sys.argv[1], "w").close()
 s, _ = ls.accept()
+s.settimeout(20)
 h, n = hashlib.sha256(), 0
 while (b := s.recv(1 << 16)):
     h.update(b)
@@ -277,7 +279,7 @@ print(n, h.hexdigest())' "$T_TMP/sized.ready" >"$T_TMP/sized.server" 2>&1 &
 sized_pid=$!
 wait_file "$T_TMP/sized.ready" 50
 in_ns "$SBX" "$PY" -c '
-import hashlib, os, socket, ssl
+import hashlib, os, socket, ssl, sys
 i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
 try:
     ssl.create_default_context().wrap_bio(i, o, server_hostname="web.example").do_handshake()
@@ -287,8 +289,10 @@ up = o.read() + os.urandom(3000000)
 s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
 s.sendall(b"CONNECT web.example:443 HTTP/1.1\r\nHost: web.example:443\r\n\r\n")
 head = b""
-while b"\r\n\r\n" not in head:
-    head += s.recv(1)
+while b"\r\n\r\n" not in head and (b := s.recv(1)):
+    head += b
+if not head.startswith(b"HTTP/1.1 200 "):
+    sys.exit("no tunnel: %r" % head)
 s.sendall(up)
 s.shutdown(socket.SHUT_WR)
 n = 0
@@ -313,8 +317,10 @@ import socket, ssl, subprocess, sys
 s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
 s.sendall(b"CONNECT secure.example:443 HTTP/1.1\r\nHost: secure.example:443\r\n\r\n")
 head = b""
-while b"\r\n\r\n" not in head:
-    head += s.recv(1)
+while b"\r\n\r\n" not in head and (b := s.recv(1)):
+    head += b
+if not head.startswith(b"HTTP/1.1 200 "):
+    sys.exit("no tunnel: %r" % head)
 port = s.getsockname()[1]
 t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="secure.example")
 ss = lambda f: subprocess.run(["ss", "-tinH", f], capture_output=True, text=True).stdout.split()
