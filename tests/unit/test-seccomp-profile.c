@@ -171,8 +171,9 @@ static void expect_covered(const struct spec_seccomp *s, const char *name, unsig
 }
 
 /* A fallback row covers exactly what its syscall's argument rows leave:
- * every value, near the tested ones and at random, gets the table's answer
- * and never the default. */
+ * every value, near the tested ones (one or two bits away: the fallback's
+ * patterns overlap, widened as far as no argument row is met) and at
+ * random, gets the table's answer and never the default. */
 Test(seccomp_profile, fallbacks_cover_every_other_value)
 {
         static const struct {
@@ -191,8 +192,11 @@ Test(seccomp_profile, fallbacks_cover_every_other_value)
                         uint64_t v = fallbacks[f].near[k];
                         expect_covered(spec->seccomp, fallbacks[f].name, fallbacks[f].index, v);
                         for (unsigned b = 0; b < 64; b++)
-                                expect_covered(spec->seccomp, fallbacks[f].name, fallbacks[f].index,
-                                               v ^ (UINT64_C(1) << b));
+                                for (unsigned c = b; c < 65; c++) /* 64: b alone */
+                                        expect_covered(
+                                            spec->seccomp, fallbacks[f].name, fallbacks[f].index,
+                                            v ^ (UINT64_C(1) << b) ^
+                                                (c < 64 && c != b ? UINT64_C(1) << c : 0));
                 }
                 for (int k = 0; k < 3000; k++) {
                         x ^= x << 13;
@@ -322,6 +326,53 @@ static int check_calls(void)
                         return (int)i + 1;
         }
         return 0;
+}
+
+/* The table's persona rows, read without asserting (in the filtered
+ * child): whether personality(v) is allowed. */
+static bool persona_allowed(uint64_t v)
+{
+        size_t n;
+        const struct seccomp_profile_rule *rules = seccomp_profile_rules(&n);
+        for (size_t i = 0; i < n; i++)
+                if (rules[i].n_args == 1 && strcmp(rules[i].names[0], "personality") == 0 &&
+                    (v & rules[i].args[0].mask) == rules[i].args[0].value)
+                        return rules[i].verdict == SECCOMP_PROFILE_ALLOW;
+        return false;
+}
+
+/* personality(v) as the kernel answers it under the filter, against the
+ * table, for each allowed persona and every value one or two bits from
+ * one (high bits included): the fallback's widened patterns deny exactly
+ * what the table denies. Exits with 1 + the number of the first value
+ * that differs (capped). */
+static int check_personas(void)
+{
+        static const uint64_t base[] = {
+            PER_LINUX, PER_LINUX32, UNAME26, PER_LINUX32 | UNAME26, ADDR_NO_RANDOMIZE, 0xffffffff};
+        int k = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(base); i++)
+                for (unsigned b = 0; b < 65; b++)
+                        for (unsigned c = b; c < 65; c++, k++) {
+                                uint64_t v = base[i] ^ (b < 64 ? UINT64_C(1) << b : 0) ^
+                                             (c < 64 && c != b ? UINT64_C(1) << c : 0);
+                                long r = syscall(SYS_personality, v);
+                                bool denied = r < 0 && errno == EPERM;
+                                if (r < 0 && !denied)
+                                        return 1 + (k < 240 ? k : 240);
+                                if (denied == persona_allowed(v))
+                                        return 1 + (k < 240 ? k : 240);
+                                syscall(SYS_personality, PER_LINUX);
+                        }
+        return 0;
+}
+
+Test(seccomp_profile, kernel_denies_exactly_the_table_s_personas)
+{
+        int status = run_filtered(check_personas);
+        cr_assert(WIFEXITED(status), "child died, status 0x%x", status);
+        cr_assert_eq(WEXITSTATUS(status), 0, "value %d (capped at 240) differs",
+                     WEXITSTATUS(status) - 1);
 }
 
 Test(seccomp_profile, kernel_applies_the_profile)
