@@ -29,8 +29,10 @@ struct create_opts {
         int preserve_fds;
         bool no_pivot, no_new_keyring, no_subreaper;
         bool detach, keep; /* run only */
-        /* run only: called once the init exists, before it starts (the
-         * sandbox face makes its egress door there); a failure aborts. */
+        /* run only: called once the init exists and its runtime-side walls
+         * are up, before it starts, while it may still be building its
+         * mounts (the sandbox face makes its egress door there); a failure
+         * aborts. */
         int (*created)(pid_t init, void *data, struct umw_error **err);
         void *created_data;
 };

@@ -486,9 +486,13 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if ((r = go_and_wall(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
             (r = run_parent_hooks(c, err)) < 0)
                 return r;
-        /* run with nothing to do between READY and the start: the walls are
-         * up and the state written, so the start's GO goes out now and the
-         * init execs right after READY, without a round trip. */
+        /* The walls are up and the state written: run's caller acts on the
+         * created container now (the sandbox's egress door), beside the
+         * init's last steps; with nothing left to do between READY and the
+         * start, the start's GO goes out too and the init execs right after
+         * READY, without a round trip. */
+        if (c->o->created && (r = c->o->created(c->pid, c->o->created_data, err)) < 0)
+                return r;
         if (c->go_early && (r = sync_send(c->start_fd, SYNC_GO, 0, err)) < 0)
                 return r;
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);

@@ -136,15 +136,12 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         c.interactive = !o->detach;
         c.start_in_process = true;
         /* Nothing has to happen between READY and the workload's start,
-         * unless a pid file is to be written or the caller acts on the
-         * created container first. */
-        c.go_early = !o->created && !o->pid_file;
+         * unless a pid file is to be written first. */
+        c.go_early = !o->pid_file;
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
         r = ctr_create(&c, err);
-        if (r == 0 && o->created && (r = o->created(c.pid, o->created_data, err)) < 0)
-                ctr_creation_abort(&c);
-        else if (r == 0) {
+        if (r == 0) {
                 r = run_started(&c, &f, exit_status, err);
                 if (r < 0)
                         ctr_creation_abort(&c);
