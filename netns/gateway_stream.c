@@ -7,6 +7,7 @@
 #include "netns/tls_hello.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
+#include "src/common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -276,9 +277,10 @@ static int judge_hello(struct conn *c)
 static void client_congestion(int fd)
 {
         static const char reno[] = "reno";
-        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) < 0) {
-                /* the host's algorithm stays: slower, never wrong */
-        }
+        /* Where Reno is refused the host's algorithm stays: slower, never wrong. */
+        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) < 0)
+                umw_debug("gateway: a tunnel keeps the host's congestion control: %s",
+                          strerror(errno));
 }
 
 static int step_hello(struct conn *c)

@@ -160,6 +160,22 @@ MAIN_GW=$GW_PID
 
 # ------------------------------------------------------------- helpers
 
+# A python prelude: tunnel(HOST, TIMEOUT) opens a CONNECT tunnel to HOST:443
+# through the gateway on 127.0.0.1:3128 and returns the socket and the
+# answer's head; anything but 200 ends the script.
+PY_TUNNEL='
+import socket, sys
+def tunnel(host, timeout):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=timeout)
+    s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host.encode(), host.encode()))
+    head = b""
+    while b"\r\n\r\n" not in head and (b := s.recv(1)):
+        head += b
+    if not head.startswith(b"HTTP/1.1 200 "):
+        sys.exit("no tunnel: %r" % head)
+    return s, head
+'
+
 # pcurl ARGS...: curl in the sandbox through the gateway; T_CODE is the
 # status (the CONNECT status for https), T_BODY the body, T_ERR stderr.
 pcurl() {
@@ -278,21 +294,15 @@ s.close()
 print(n, h.hexdigest())' "$T_TMP/sized.ready" >"$T_TMP/sized.server" 2>&1 &
 sized_pid=$!
 wait_file "$T_TMP/sized.ready" 50
-in_ns "$SBX" "$PY" -c '
-import hashlib, os, socket, ssl, sys
+in_ns "$SBX" "$PY" -c "$PY_TUNNEL"'
+import hashlib, os, ssl
 i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
 try:
     ssl.create_default_context().wrap_bio(i, o, server_hostname="web.example").do_handshake()
 except ssl.SSLWantReadError:
     pass
 up = o.read() + os.urandom(3000000)
-s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
-s.sendall(b"CONNECT web.example:443 HTTP/1.1\r\nHost: web.example:443\r\n\r\n")
-head = b""
-while b"\r\n\r\n" not in head and (b := s.recv(1)):
-    head += b
-if not head.startswith(b"HTTP/1.1 200 "):
-    sys.exit("no tunnel: %r" % head)
+s, head = tunnel("web.example", 20)
 s.sendall(up)
 s.shutdown(socket.SHUT_WR)
 n = 0
@@ -312,15 +322,9 @@ t_match "... logged to the byte both ways" \
 # tunnel to secure.example held open while ss says whether its gateway side
 # and its client side send with Reno: "gateway BOOL client BOOL".
 tunnel_cc() {
-        nsenter --net="$1" -- "$PY" -c '
-import socket, ssl, subprocess, sys
-s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-s.sendall(b"CONNECT secure.example:443 HTTP/1.1\r\nHost: secure.example:443\r\n\r\n")
-head = b""
-while b"\r\n\r\n" not in head and (b := s.recv(1)):
-    head += b
-if not head.startswith(b"HTTP/1.1 200 "):
-    sys.exit("no tunnel: %r" % head)
+        nsenter --net="$1" -- "$PY" -c "$PY_TUNNEL"'
+import ssl, subprocess
+s, head = tunnel("secure.example", 10)
 port = s.getsockname()[1]
 t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="secure.example")
 ss = lambda f: subprocess.run(["ss", "-tinH", f], capture_output=True, text=True).stdout.split()
