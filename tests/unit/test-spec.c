@@ -19,12 +19,12 @@ static void fixture_path(char *buf, size_t size)
 {
         const char *srcdir = getenv("UMW_SRCDIR");
         if (srcdir) {
-                snprintf(buf, size, "%s/../shared/fixtures/" FIXTURE, srcdir);
+                snprintf(buf, size, "%s/tests/fixtures/" FIXTURE, srcdir);
                 return;
         }
         char here[PATH_MAX];
         snprintf(here, sizeof(here), "%s", __FILE__);
-        snprintf(buf, size, "%s/../../../shared/fixtures/" FIXTURE, dirname(here));
+        snprintf(buf, size, "%s/../fixtures/" FIXTURE, dirname(here));
 }
 
 static struct spec *load_fixture(void)
