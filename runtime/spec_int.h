@@ -112,6 +112,9 @@ int spec_parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec
                      struct umw_error **err);
 int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
                      struct umw_error **err);
+/* Refuses a linux.sysctl key (at loc) no namespace of the container's own
+ * holds (spec_sysctl.c): namespaces must be parsed before. */
+int spec_check_sysctl(const struct spec *spec, const struct umw_jloc *loc, struct umw_error **err);
 int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
                        struct umw_error **err);
 

@@ -214,7 +214,8 @@ int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec
         if ((r = member_typed(obj, loc, "resources", false, &spec->resources, &at, err)) < 0)
                 return r;
         if ((r = member_typed(obj, loc, "sysctl", false, &v, &at, err)) < 0 ||
-            (v && (r = spec_parse_kv_object(v, &at, &spec->sysctl, &spec->n_sysctl, err)) < 0))
+            (v && (r = spec_parse_kv_object(v, &at, &spec->sysctl, &spec->n_sysctl, err)) < 0) ||
+            (v && (r = spec_check_sysctl(spec, &at, err)) < 0))
                 return r;
         if ((r = member_typed(obj, loc, "seccomp", false, &v, &at, err)) < 0 ||
             (v && (r = spec_parse_seccomp(v, &at, spec, err)) < 0))

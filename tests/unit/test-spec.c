@@ -198,7 +198,7 @@ static const char full_config[] =
     "\"poststop\":[{\"path\":\"/bin/b\",\"args\":[\"b\",\"-x\"],\"env\":[\"A=1\"],"
     "\"timeout\":5}]},"
     "\"linux\":{\"namespaces\":[{\"type\":\"user\"},{\"type\":\"network\",\"path\":"
-    "\"/proc/1/ns/net\"},{\"type\":\"time\"}],"
+    "\"/run/netns/umwelt-unit\"},{\"type\":\"time\"}],"
     "\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}],"
     "\"gidMappings\":[{\"containerID\":0,\"hostID\":100,\"size\":1},"
     "{\"containerID\":1,\"hostID\":100000,\"size\":65536}],"
@@ -262,7 +262,7 @@ Test(spec, full_config_linux)
         cr_assert(spec->namespaces[SPEC_NS_USER].enabled);
         cr_assert(spec->namespaces[SPEC_NS_TIME].enabled);
         cr_assert_not(spec->namespaces[SPEC_NS_MOUNT].enabled);
-        cr_assert_str_eq(spec->namespaces[SPEC_NS_NET].path, "/proc/1/ns/net");
+        cr_assert_str_eq(spec->namespaces[SPEC_NS_NET].path, "/run/netns/umwelt-unit");
         cr_assert_eq(spec->n_uid_mappings, 1);
         cr_assert_eq(spec->uid_mappings[0].host_id, 1000);
         cr_assert_eq(spec->n_gid_mappings, 2);
@@ -401,6 +401,19 @@ static const struct bad_case bad_cases[] = {
     {LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"p\",\"fileMode\":65535}]"),
      ".linux.devices[0].fileMode: expected an integer from 0 to 4095"},
     {LINUX("\"sysctl\":{\"a\":1}"), ".linux.sysctl.a: expected a string"},
+    {LINUX("\"sysctl\":{\"vm.swappiness\":\"1\"}"),
+     ".linux.sysctl.vm.swappiness: no namespace holds this sysctl"},
+    {LINUX("\"sysctl\":{\"fs.mqueue.queues_max\":\"1\"}"),
+     ".linux.sysctl.fs.mqueue.queues_max: needs the container's own ipc namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"ipc\"}],\"sysctl\":{\"net.core.somaxconn\":\"1\"}"),
+     ".linux.sysctl.net.core.somaxconn: needs the container's own network namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"network\",\"path\":\"/proc/self/ns/net\"}],"
+           "\"sysctl\":{\"net.core.somaxconn\":\"1\"}"),
+     ".linux.sysctl.net.core.somaxconn: needs the container's own network namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"network\"}],\"sysctl\":{\"kernel.hostname\":\"x\"}"),
+     ".linux.sysctl.kernel.hostname: needs the container's own uts namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"ipc\"}],\"sysctl\":{\"kernel.../x\":\"1\"}"),
+     ".linux.sysctl.kernel.../x: expected a sysctl name"},
     {LINUX("\"resources\":[]"), ".linux.resources: expected an object"},
     {LINUX("\"maskedPaths\":[\"/a\",null]"), ".linux.maskedPaths[1]: expected a string"},
     {LINUX("\"rootfsPropagation\":\"slavish\""),
