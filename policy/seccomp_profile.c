@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #if defined(__x86_64__)
 #define NATIVE_ARCH "SCMP_ARCH_X86_64"
@@ -131,6 +132,20 @@ static const struct seccomp_profile_rule rules[] = {
     DENY_ARG("ioctl", 1, LOW32, TIOCLINUX,
              "no TIOCLINUX: it reads and pastes the console's "
              "screen"),
+    DENY_ARG("mknod", 1, S_IFMT, S_IFCHR,
+             "no character device nodes: a node is a way to the host's devices that "
+             "only the missing CAP_MKNOD would otherwise stop"),
+    DENY_ARG("mknod", 1, S_IFMT, S_IFBLK, "no block device nodes: a way to the host's disks"),
+    {NAMES("mknod"), SECCOMP_PROFILE_ALLOW, {}, 0, "mknod of a FIFO, a socket or a regular file"},
+    DENY_ARG("mknodat", 2, S_IFMT, S_IFCHR,
+             "no character device nodes: a node is a way to the host's devices that "
+             "only the missing CAP_MKNOD would otherwise stop"),
+    DENY_ARG("mknodat", 2, S_IFMT, S_IFBLK, "no block device nodes: a way to the host's disks"),
+    {NAMES("mknodat"),
+     SECCOMP_PROFILE_ALLOW,
+     {},
+     0,
+     "mknodat of a FIFO, a socket or a regular file"},
     {NAMES("ioctl"),
      SECCOMP_PROFILE_ALLOW,
      {},
@@ -241,11 +256,10 @@ static const struct seccomp_profile_rule rules[] = {
            "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "fchownat", "lchown", "umask",
            "truncate", "ftruncate", "fallocate", "fadvise64", "readahead", "fsync", "fdatasync",
            "sync", "syncfs", "sync_file_range", "utime", "utimes", "utimensat", "futimesat",
-           "mknod", "mknodat", "flock", "fcntl", "dup", "dup2", "dup3", "copy_file_range",
-           "sendfile", "splice", "tee", "cachestat", "getxattr", "lgetxattr", "fgetxattr",
-           "setxattr", "lsetxattr", "fsetxattr", "listxattr", "llistxattr", "flistxattr",
-           "removexattr", "lremovexattr", "fremovexattr", "inotify_init", "inotify_init1",
-           "inotify_add_watch", "inotify_rm_watch"),
+           "flock", "fcntl", "dup", "dup2", "dup3", "copy_file_range", "sendfile", "splice", "tee",
+           "cachestat", "getxattr", "lgetxattr", "fgetxattr", "setxattr", "lsetxattr", "fsetxattr",
+           "listxattr", "llistxattr", "flistxattr", "removexattr", "lremovexattr", "fremovexattr",
+           "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch"),
      SECCOMP_PROFILE_ALLOW,
      {},
      0,

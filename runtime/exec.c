@@ -321,7 +321,9 @@ static int join_namespaces(const struct execution *x, int flags, struct umw_erro
 
 /* In the process that will exec, in the container's pid namespace and
  * undumpable from birth: the namespaces of now, its cgroups, then become
- * the workload. */
+ * the workload. The cwd comes before the executable's lookup, as in the
+ * init: a relative args[0] resolves there (joining a mount namespace left
+ * us at its root), as execve will see it. */
 __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_in_unified, int now)
 {
         _cleanup_error_ struct umw_error *err = NULL;
@@ -332,6 +334,7 @@ __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_
         if (join_namespaces(x, now, &err) == 0 && join_cgroups(x, born_in_unified, &err) == 0 &&
             sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
             (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
+            process_chdir(&x->proc, &err) == 0 &&
             process_find_executable(&x->proc, &exe, &err) == 0) {
                 if (x->console_fd >= 0)
                         close(x->console_fd);

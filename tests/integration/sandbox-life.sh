@@ -37,6 +37,8 @@ S() {
                 as_user "$RT" --cgroup-manager disabled "$@"
         fi
 }
+# nr NAME: the x86-64 system call number, from the kernel's header.
+nr() { awk -v n="__NR_$1" '$1 == "#define" && $2 == n { print $3 }' /usr/include/x86_64-linux-gnu/asm/unistd_64.h; }
 state_dir() { if [[ $WHO == root ]]; then echo "$T_ROOT/$1"; else echo "$XDG/umwelt-run/$1"; fi; }
 bundle_dir() { if [[ $WHO == root ]]; then echo "/run/umwelt/bundles/$1"; else echo "$XDG/umwelt/bundles/$1"; fi; }
 audit_log() {
@@ -124,6 +126,29 @@ life() {
         wait "$watcher"
         t_match "$w: exec caught entering from inside: its exe and ptrace refused, never reached" \
                 'denied [1-9][0-9]* breached 0$' "$(grep '^runtime' "$T_TMP/watch-$w.out")" "$(cat "$T_TMP/watch-$w.out")"
+        rm -f "$proj/probe"
+
+        # A relative command resolves in the working directory, as execve
+        # sees it, not at the root the exec joined.
+        mkdir -p "$proj/sub"
+        printf '#!/bin/sh\necho relative-ok\n' >"$proj/sub/tool.sh"
+        chmod 755 "$proj/sub/tool.sh"
+        [[ $w == user ]] && chown -R "$U:$G" "$proj/sub"
+        t_eq "$w: exec ./relative runs from the sandbox's working directory" relative-ok \
+                "$(S sandbox exec -p "$proj" -- ./sub/tool.sh </dev/null 2>&1)"
+        t_eq "$w: exec --cwd DIR ./relative runs from DIR" relative-ok \
+                "$(S sandbox exec -p "$proj" --cwd "$proj/sub" -- ./tool.sh </dev/null 2>&1)"
+        rm -rf "$proj/sub"
+        # Device nodes: the profile says no (EPERM) before the kernel's
+        # capability check (that would be EFAULT for the NULL path); FIFOs
+        # reach the kernel.
+        cp "$PROBE" "$proj/probe"
+        t_eq "$w: mknod and mknodat of a character or block device: EPERM from the profile" \
+                "1 1 1 1" "$(for c in "$(nr mknod) 0 0x2000 0" "$(nr mknod) 0 0x6000 0" \
+                        "$(nr mknodat) -100 0 0x2000 0" "$(nr mknodat) -100 0 0x6180 0"; do
+                        S sandbox exec -p "$proj" -- "$proj/probe" nr $c </dev/null 2>&1; done | tr '\n' ' ' | sed 's/ $//')"
+        t_eq "$w: mknodat of a FIFO reaches the kernel (EFAULT)" 14 \
+                "$(S sandbox exec -p "$proj" -- "$proj/probe" nr "$(nr mknodat)" -100 0 0x1000 0 </dev/null 2>&1)"
         rm -f "$proj/probe"
 
         S sandbox exec -p "$proj" -- /bin/sh -c 'echo kept >/tmp/umwt-mark' </dev/null

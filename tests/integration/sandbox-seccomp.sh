@@ -68,6 +68,11 @@ case_add "socket(AF_NETLINK, SOCK_RAW) allowed" 0 "$(nr socket) 16 3 0"
 case_add "socket(AF_ALG), a family the profile does not know" 38 "$(nr socket) 38 5 0"
 case_add "personality query allowed" 0 "$(nr personality) 0xffffffff"
 case_add "personality(READ_IMPLIES_EXEC)" 1 "$(nr personality) 0x400000"
+case_add "mknod(S_IFCHR)" 1 "$(nr mknod) 0 0x2000 0"
+case_add "mknod(S_IFBLK)" 1 "$(nr mknod) 0 0x6000 0"
+case_add "mknodat(S_IFCHR)" 1 "$(nr mknodat) -100 0 0x2000 0"
+case_add "mknodat(S_IFBLK) with high bits set" 1 "$(nr mknodat) -100 0 0x100006000 0"
+case_add "mknodat(S_IFIFO) reaches the kernel (EFAULT)" 14 "$(nr mknodat) -100 0 0x1000 0"
 case_add "ptrace reaches the kernel (ESRCH)" 3 "$(nr ptrace) 2 0 0 0"
 for s in acct swapon swapoff reboot settimeofday clock_settime open_by_handle_at \
         name_to_handle_at lookup_dcookie quotactl vhangup iopl ioperm nfsservctl syslog \
@@ -118,7 +123,7 @@ PROFILED=("${GOT[@]}")
 # are the filter's. (Not the clone cases: unfiltered, they would fork.)
 without_profile
 run_cases keyctl chroot io_uring_setup "ioctl(TIOCSTI)" "socket(AF_ALG)" mseal lookup_dcookie \
-        clone3 open_tree
+        clone3 open_tree "mknodat(S_IFCHR)"
 t_eq "every control case answered" "${#RAN[@]}" "${#GOT[@]}" "$T_OUT" "$T_ERR"
 for k in "${!RAN[@]}"; do
         i=${RAN[$k]}
