@@ -144,6 +144,9 @@ t_eq "idmap: a host-root file in the bind shows as the container's 0 and is read
         "0:0 root-file" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 t_eq "... what the container's 0 makes there is the host's 0" "0:0 0:0" \
         "$(stat -c %u:%g "$T_TMP/rootonly/vol/made" "$T_TMP/rootonly/vol/sub/d" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+t_eq "features: idmap and ridmap among the mount options, idmap mounts enabled" "True True True" \
+        "$("$RT" features | "$PY" -c 'import json, sys; j = json.load(sys.stdin); o = j["mountOptions"]
+print("idmap" in o, "ridmap" in o, j["linux"]["mountExtensions"]["idmap"]["enabled"])' 2>&1)"
 cfg_set "$u" "c['mounts'][-1]['uidMappings'] = c['linux']['uidMappings']
 c['mounts'][-1]['gidMappings'] = c['linux']['gidMappings']
 c['mounts'][-1]['options'] = ['rbind', 'ro', 'ridmap']"
