@@ -162,9 +162,13 @@ static void gen_mount(yajl_gen g, const char *dest, const char *type, const char
         yajl_gen_map_close(g);
 }
 
-static void gen_bind(yajl_gen g, const char *path, bool dir, bool ro)
+static void gen_bind(yajl_gen g, const char *path, bool dir, bool ro, bool idmap)
 {
-        const char *const opts[] = {dir ? "rbind" : "bind", ro ? "ro" : "rw", "nosuid", "nodev",
+        const char *const opts[] = {dir ? "rbind" : "bind",
+                                    ro ? "ro" : "rw",
+                                    "nosuid",
+                                    "nodev",
+                                    idmap ? "idmap" : NULL,
                                     NULL};
         gen_mount(g, path, "bind", path, opts);
 }
@@ -232,7 +236,7 @@ static void gen_grants(yajl_gen g, const struct compose_input *in, bool inside)
         for (size_t i = 0; in->grants && i < in->grants->len; i++) {
                 const struct grant *gr = &in->grants->items[i];
                 if (strictly_below(gr->path, in->workspace) == inside)
-                        gen_bind(g, gr->path, !gr->is_file, gr->mode == GRANT_RO);
+                        gen_bind(g, gr->path, !gr->is_file, gr->mode == GRANT_RO, in->idmap_binds);
         }
 }
 
@@ -251,6 +255,7 @@ static const char *const ro_empty_dir[] = {"ro",       "nosuid",  "nodev", "noex
 struct ws {
         int fd;
         const char *path;
+        bool idmap;
 };
 
 /* How name in the workspace is: 0 absent, S_IFDIR, S_IFREG; a symlink or
@@ -283,7 +288,7 @@ static int protect_entry(yajl_gen g, const struct ws *ws, const char *name, bool
         if (asprintf(&path, "%s/%s", ws->path, name) < 0)
                 return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
         if (type)
-                gen_bind(g, path, type == S_IFDIR, true);
+                gen_bind(g, path, type == S_IFDIR, true, ws->idmap);
         else if (placeholder)
                 gen_mount(g, path, "tmpfs", "tmpfs", ro_empty_dir);
         return 0;
@@ -322,8 +327,8 @@ static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_
         _cleanup_close_ int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return umw_fail_errno(err, "open workspace %s", in->workspace);
-        struct ws ws = {.fd = fd, .path = in->workspace};
-        gen_bind(g, in->workspace, true, false);
+        struct ws ws = {.fd = fd, .path = in->workspace, .idmap = in->idmap_binds};
+        gen_bind(g, in->workspace, true, false, in->idmap_binds);
         gen_grants(g, in, true);
         int r = protect_git(g, &ws, err);
         for (const char *const *p = protected_entries; r >= 0 && *p; p++)
@@ -331,15 +336,13 @@ static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_
         return r;
 }
 
-/* The sandbox's own read-only binds, then the hidden directories: last, so
- * that no workspace or grant bound before can uncover them. */
+/* The sandbox's own read-only binds. */
 static void gen_extra_mounts(yajl_gen g, const struct compose_input *in)
 {
-        static const char *const ro_opts[] = {"rbind", "ro", "nosuid", "nodev", "noexec", NULL};
+        const char *const ro_opts[] = {
+            "rbind", "ro", "nosuid", "nodev", "noexec", in->idmap_binds ? "idmap" : NULL, NULL};
         for (size_t i = 0; i < in->n_ro_binds; i++)
                 gen_mount(g, in->ro_binds[i].destination, "bind", in->ro_binds[i].source, ro_opts);
-        for (const char *const *h = in->hidden; h && *h; h++)
-                gen_mount(g, *h, "tmpfs", "tmpfs", ro_empty_dir);
 }
 
 static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
@@ -409,24 +412,26 @@ static void gen_process(yajl_gen g, const struct compose_input *in)
 
 /* ------------------------------------------------------------ linux */
 
-static void gen_idmap_entry(yajl_gen g, unsigned id)
+static void gen_idmap_entry(yajl_gen g, unsigned id, unsigned host)
 {
         yajl_gen_map_open(g);
         umw_jgen_key_int(g, "containerID", id);
-        umw_jgen_key_int(g, "hostID", id);
+        umw_jgen_key_int(g, "hostID", host);
         umw_jgen_key_int(g, "size", 1);
         yajl_gen_map_close(g);
 }
 
-/* id to itself; with map_root 0 too, ascending (root's runtime: the init
- * creates the container's files as 0, which must be mapped). */
-static void gen_idmap(yajl_gen g, const char *key, unsigned id, bool map_root)
+/* id to itself; with map_root, 0 to root (root's runtime: the init creates
+ * the container's files as 0, which must be mapped, but never to the host's
+ * 0), ascending. */
+static void gen_idmap(yajl_gen g, const char *key, unsigned id, bool map_root, unsigned root)
 {
         umw_jgen_key(g, key);
         yajl_gen_array_open(g);
-        if (map_root && id != 0)
-                gen_idmap_entry(g, 0);
-        gen_idmap_entry(g, id);
+        if (map_root)
+                gen_idmap_entry(g, 0, root);
+        if (!map_root || id != 0)
+                gen_idmap_entry(g, id, id);
         yajl_gen_array_close(g);
 }
 
@@ -442,8 +447,10 @@ static void gen_namespaces(yajl_gen g, const struct compose_input *in)
         }
         yajl_gen_array_close(g);
         if (in->user_namespace) {
-                gen_idmap(g, "uidMappings", (unsigned)in->uid, in->map_root);
-                gen_idmap(g, "gidMappings", (unsigned)in->gid, in->map_root);
+                gen_idmap(g, "uidMappings", (unsigned)in->uid, in->map_root,
+                          (unsigned)in->root_uid);
+                gen_idmap(g, "gidMappings", (unsigned)in->gid, in->map_root,
+                          (unsigned)in->root_gid);
         }
 }
 
@@ -491,7 +498,17 @@ static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_erro
                 umw_jgen_key(g, "seccomp");
                 yajl_gen_number(g, profile, strlen(profile));
         }
-        gen_strv(g, "maskedPaths", masked_paths);
+        /* The hidden directories too: masked after every mount, so that no
+         * workspace or grant bound before can uncover them, and skipped
+         * where the container's root cannot reach them at all (root's
+         * state directory, 0700, from root's sandbox). */
+        umw_jgen_key(g, "maskedPaths");
+        yajl_gen_array_open(g);
+        for (const char *const *m = masked_paths; *m; m++)
+                umw_jgen_str(g, *m);
+        for (const char *const *h = in->hidden; h && *h; h++)
+                umw_jgen_str(g, *h);
+        yajl_gen_array_close(g);
         gen_strv(g, "readonlyPaths", readonly_paths);
         yajl_gen_map_close(g);
         return r;

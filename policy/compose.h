@@ -26,8 +26,17 @@ struct compose_input {
         const char *hostname;            /* "umwelt-<project>" */
         uid_t uid;                       /* identity inside: the invoking user's */
         gid_t gid;
-        bool user_namespace;          /* map uid/gid to themselves */
-        bool map_root;                /* and 0 to itself: root's runtime builds as 0 */
+        bool user_namespace; /* map uid/gid to themselves */
+        /* And 0 to root_uid/root_gid, never the host's 0 (root's runtime
+         * builds the container as its 0); a uid of 0 maps only there. */
+        bool map_root;
+        uid_t root_uid;
+        gid_t root_gid;
+        /* Every bind idmapped with the container's user namespace (root's
+         * sandboxes): the runtime opens the sources, the host's 0 shows as
+         * the container's 0 there and what is written keeps its host
+         * owner. */
+        bool idmap_binds;
         const char *home;             /* $HOME inside: a fresh tmpfs there */
         const char *const *env;       /* the caller's environment (NULL-terminated) */
         const char *const *env_extra; /* names the project passes in (NULL-terminated) */
@@ -39,7 +48,7 @@ struct compose_input {
         const struct compose_bind *ro_binds; /* n_ro_binds, mounted after the workspace */
         size_t n_ro_binds;
         /* Host directories the sandbox must never see (the umwelt CA's key),
-         * each covered by an empty read-only tmpfs, last. */
+         * each a masked path (an empty read-only tmpfs after every mount). */
         const char *const *hidden;
         /* More annotations, as NULL-terminated key, value pairs, after the
          * runtime's network wall (what the sandbox face finds a sandbox by). */

@@ -7,6 +7,7 @@
 #include "console.h"
 #include "hooks.h"
 #include "init.h"
+#include "mounts.h"
 #include "namespaces.h"
 #include "netwall.h"
 #include "seccomp.h"
@@ -291,6 +292,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .no_pivot = c->o->no_pivot,
                     .no_new_keyring = c->o->no_new_keyring,
                     .new_userns = flags & CLONE_NEWUSER,
+                    .n_idmapped = c->n_idmapped,
                     .runtime_ptraces = ptraces,
                     .filter = c->filter,
                 };
@@ -423,6 +425,53 @@ static int place_and_wall(struct creation *c, int netns, struct umw_error **err)
         return j.r;
 }
 
+/* The container's user namespace: the one joined, or the init's new one
+ * (its maps written). */
+static int open_container_userns(const struct creation *c, struct umw_error **err)
+{
+        const char *path = c->spec->namespaces[SPEC_NS_USER].path;
+        char own[64];
+        if (!path) {
+                snprintf(own, sizeof(own), "/proc/%d/ns/user", c->pid);
+                path = own;
+        }
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        return fd < 0 ? umw_fail_errno(err, "open user namespace %s", path) : fd;
+}
+
+/* The idmapped trees, made here (the init cannot idmap: CAP_SYS_ADMIN over
+ * the source's filesystem is ours), while the init prepares its root. */
+static int send_trees(struct creation *c, struct umw_error **err)
+{
+        if (!c->n_idmapped)
+                return 0;
+        size_t n = c->spec->n_mounts, sent = 0;
+        _cleanup_free_ int *trees = malloc(n * sizeof(*trees));
+        if (!trees)
+                return umw_fail_sys(err, ENOMEM, "idmapped trees");
+        _cleanup_close_ int userns = open_container_userns(c, err);
+        int r = userns < 0 ? userns : mounts_idmap_trees(c->spec, userns, trees, err);
+        if (r < 0)
+                return r;
+        int batch[SYNC_MAX_FDS];
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (trees[i] >= 0)
+                        batch[k++] = trees[i];
+                if (r == 0 && k > 0 && (k == SYNC_MAX_FDS || i == n - 1)) {
+                        r = sync_send_fds(c->sync_fd, SYNC_TREES, batch, k, err);
+                        sent += k;
+                        k = 0;
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                umw_close_fdp(&trees[i]);
+        if (r == 0 && sent != c->n_idmapped)
+                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "made %zu idmapped trees, not %zu",
+                             sent, c->n_idmapped);
+        return r;
+}
+
 /* GO, the cgroup and the network wall. The wall stands before anything runs
  * in the container: the init runs nothing of it before READY, so the wall
  * goes up while the init builds its mounts, unless a createContainer hook
@@ -436,6 +485,8 @@ static int go_and_wall(struct creation *c, struct umw_error **err)
                 r = netwall_install(netns, err);
         if (r == 0)
                 r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
+        if (r == 0)
+                r = send_trees(c, err);
         if (r == 0)
                 r = place_and_wall(c, wall_first ? -1 : netns, err);
         return r;
@@ -452,6 +503,10 @@ static int create_steps(struct creation *c, struct umw_error **err)
         if (r == 0)
                 r = state_check_id(c->o->id, err);
         /* The init loads it last; a bad profile fails before anything exists. */
+        int idmapped = r == 0 ? mounts_count_idmapped(c->spec, err) : 0;
+        if (idmapped < 0)
+                r = idmapped;
+        c->n_idmapped = (size_t)(idmapped > 0 ? idmapped : 0);
         if (r == 0 && c->spec->seccomp)
                 r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err);
         if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)
@@ -501,11 +556,30 @@ static int create_steps(struct creation *c, struct umw_error **err)
         return r;
 }
 
+/* A message to the init that found it gone (EPIPE, ECONNRESET): the error it sent as
+ * it failed is still queued and says why; without waiting for more. */
+static void prefer_init_error(const struct creation *c, struct umw_error **err)
+{
+        if (!*err || ((*err)->errnum != EPIPE && (*err)->errnum != ECONNRESET) || c->sync_fd < 0 ||
+            fcntl(c->sync_fd, F_SETFL, O_NONBLOCK) < 0)
+                return;
+        struct umw_error *why = NULL;
+        if (sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, &why) < 0 && why &&
+            why->errnum != EPIPE && why->errnum != EPROTO && why->errnum != EAGAIN) {
+                umw_error_freep(err);
+                *err = why;
+                return;
+        }
+        umw_error_freep(&why);
+}
+
 int ctr_create(struct creation *c, struct umw_error **err)
 {
         int r = create_steps(c, err);
-        if (r < 0)
+        if (r < 0) {
+                prefer_init_error(c, err);
                 ctr_creation_abort(c);
+        }
         return r;
 }
 

@@ -192,22 +192,68 @@ static size_t first_cgroup_mount(const struct spec *spec)
 }
 
 static int mount_range(const struct spec *spec, size_t from, size_t to, int rootfs_fd,
-                       bool in_userns, struct umw_error **err)
+                       bool in_userns, int *trees, struct umw_error **err)
 {
         struct spec part = *spec;
         part.mounts += from;
         part.n_mounts = to - from;
-        return mounts_setup(&part, rootfs_fd, in_userns, err);
+        return mounts_setup(&part, rootfs_fd, in_userns, trees ? trees + from : NULL, err);
 }
 
 /* The spec's mounts, the init in its cgroup before the first cgroup mount. */
-static int mount_all(const struct init_args *a, int rootfs_fd, bool *placed, struct umw_error **err)
+static int mount_all(const struct init_args *a, int rootfs_fd, int *trees, bool *placed,
+                     struct umw_error **err)
 {
         size_t split = first_cgroup_mount(a->spec), n = a->spec->n_mounts;
-        int r = mount_range(a->spec, 0, split, rootfs_fd, a->new_userns, err);
+        int r = mount_range(a->spec, 0, split, rootfs_fd, a->new_userns, trees, err);
         if (r == 0 && split < n && (r = enter_cgroups(a, placed, err)) == 0)
-                r = mount_range(a->spec, split, n, rootfs_fd, a->new_userns, err);
+                r = mount_range(a->spec, split, n, rootfs_fd, a->new_userns, trees, err);
         return r;
+}
+
+static void close_trees(int *trees, size_t n)
+{
+        for (size_t i = 0; trees && i < n; i++)
+                umw_close_fdp(&trees[i]);
+        free(trees);
+}
+
+/* The idmapped trees umwelt-run made (it alone may idmap), right after GO, in
+ * batches of SYNC_MAX_FDS: trees[i] for mount i, -1 for the others. */
+static int receive_trees(const struct init_args *a, int **out, struct umw_error **err)
+{
+        const struct spec *spec = a->spec;
+        *out = NULL;
+        if (!a->n_idmapped)
+                return 0;
+        int *trees = malloc(spec->n_mounts * sizeof(*trees));
+        if (!trees)
+                return umw_fail_sys(err, ENOMEM, "idmapped trees");
+        for (size_t i = 0; i < spec->n_mounts; i++)
+                trees[i] = -1;
+        size_t next = 0, got = 0;
+        while (got < a->n_idmapped) {
+                int fds[SYNC_MAX_FDS];
+                size_t n = 0;
+                int r = sync_expect_fds(a->sync_fd, SYNC_TREES, "umwelt-run", fds, &n, err);
+                for (size_t k = 0; r == 0 && k < n; k++) {
+                        while (next < spec->n_mounts && !mounts_is_idmapped(&spec->mounts[next]))
+                                next++;
+                        if (next < spec->n_mounts)
+                                trees[next++] = fds[k];
+                        else
+                                close(fds[k]);
+                }
+                if (r == 0 && n == 0)
+                        r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "no idmapped trees came");
+                if (r < 0) {
+                        close_trees(trees, spec->n_mounts);
+                        return r;
+                }
+                got += n;
+        }
+        *out = trees;
+        return 0;
 }
 
 /* Hooks that run before READY: the cgroup must be entered before them. */
@@ -221,9 +267,13 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
 {
         const struct spec *spec = a->spec;
         _cleanup_close_ int rootfs_fd = -1;
+        int *trees = NULL;
         int r = rootfs_prepare(spec, a->rootfs, &rootfs_fd, err);
         if (r == 0)
-                r = mount_all(a, rootfs_fd, placed, err);
+                r = receive_trees(a, &trees, err);
+        if (r == 0)
+                r = mount_all(a, rootfs_fd, trees, placed, err);
+        close_trees(trees, spec->n_mounts);
         if (r == 0)
                 r = devices_setup(spec, rootfs_fd, a->new_userns, err);
         if (r == 0 && hooks_before_ready(spec))

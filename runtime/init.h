@@ -24,6 +24,7 @@ struct init_args {
         bool no_pivot;
         bool no_new_keyring;
         bool new_userns;
+        size_t n_idmapped;             /* mounts whose trees come after GO (SYNC_TREES) */
         bool start_connected;          /* run: GO comes from the process that cloned us */
         bool runtime_ptraces;          /* init_runtime_ptraces() of the umwelt-run that cloned it */
         struct seccomp_filter *filter; /* built by umwelt-run before the clone, or NULL */

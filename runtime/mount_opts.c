@@ -104,11 +104,17 @@ int mount_opts_parse(const char *const *options, size_t n, struct mount_opts *ou
                 const char *opt = options[i];
                 if (!opt || !*opt || parse_flag_opt(opt, &o))
                         continue;
-                if (strcmp(opt, "idmap") == 0 || strcmp(opt, "ridmap") == 0 ||
-                    strncmp(opt, "idmap=", 6) == 0) {
+                if (strcmp(opt, "idmap") == 0 || strcmp(opt, "ridmap") == 0) {
+                        o.idmap = true;
+                        o.ridmap = o.ridmap || opt[0] == 'r';
+                        continue;
+                }
+                if (strncmp(opt, "idmap=", 6) == 0 || strncmp(opt, "ridmap=", 7) == 0) {
                         mount_opts_release(&o);
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "mount option \"%s\": idmapped mounts are not supported",
+                                        "mount option \"%s\": expected \"idmap\" or \"ridmap\" "
+                                        "without a value (the mapping is the mount's "
+                                        "uidMappings/gidMappings or the container's)",
                                         opt);
                 }
                 if (append_data(&o.data, &len, opt) < 0) {

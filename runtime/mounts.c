@@ -322,15 +322,34 @@ static int check_magic(int rootfs_fd, const char *dest, unsigned long magic, str
         return 0;
 }
 
+/* The idmapped tree umwelt-run made, taken, its flags set here. */
+static int take_idmapped(int *slot, const struct spec_mount *m, const struct mount_opts *o,
+                         struct umw_error **err)
+{
+        _cleanup_close_ int fd = slot ? *slot : -1;
+        if (slot)
+                *slot = -1;
+        if (fd < 0)
+                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
+                                "no idmapped tree of %s from umwelt-run", m->source);
+        struct mount_attr a = {0};
+        opts_to_attr(o, &a);
+        int r = set_attr(fd, &a, o->recursive);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "set mount flags of %s", m->source);
+        return TAKE_FD(fd);
+}
+
 static int mount_bind(const struct spec_mount *m, const struct mount_opts *o, int dest_fd,
-                      struct umw_error **err)
+                      int *slot, struct umw_error **err)
 {
         if (!m->source)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "mounts: bind mount of %s has no source", m->destination);
         if (o->data)
                 umw_debug("bind mount %s: options \"%s\" ignored", m->destination, o->data);
-        _cleanup_close_ int tree = bind_tree(m->source, o, o->recursive, err);
+        _cleanup_close_ int tree =
+            o->idmap ? take_idmapped(slot, m, o, err) : bind_tree(m->source, o, o->recursive, err);
         if (tree < 0)
                 return tree;
         int r = attach_mount(tree, dest_fd);
@@ -605,16 +624,29 @@ static int open_proc_dest(int rootfs_fd, const char *dest, struct umw_error **er
         return fd;
 }
 
-static int open_dest(const struct spec_mount *m, bool bind, int rootfs_fd, struct umw_error **err)
+/* An idmapped tree's kind from the tree itself: its source may lie where
+ * the init cannot search. */
+static enum root_create tree_kind(int tree)
+{
+        struct stat st;
+        if (fstat(tree, &st) == 0 && !S_ISDIR(st.st_mode))
+                return ROOT_CREATE_FILE;
+        return ROOT_CREATE_DIR;
+}
+
+static int open_dest(const struct spec_mount *m, bool bind, int tree, int rootfs_fd,
+                     struct umw_error **err)
 {
         if (!bind && strcmp(m->type, "proc") == 0)
                 return open_proc_dest(rootfs_fd, m->destination, err);
-        enum root_create kind = bind ? mount_point_kind(m->source) : ROOT_CREATE_DIR;
+        enum root_create kind = !bind       ? ROOT_CREATE_DIR
+                                : tree >= 0 ? tree_kind(tree)
+                                            : mount_point_kind(m->source);
         return root_open_create(rootfs_fd, m->destination, kind, err);
 }
 
 static int mount_one(const struct spec *spec, const struct spec_mount *m, int rootfs_fd,
-                     bool in_userns, struct umw_error **err)
+                     bool in_userns, int *slot, struct umw_error **err)
 {
         if (!m->destination || m->destination[0] != '/')
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -629,10 +661,10 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                              "config.json: mounts[%s]: expected a type or a bind option",
                              m->destination);
-        else if ((dest = open_dest(m, bind, rootfs_fd, err)) < 0)
+        else if ((dest = open_dest(m, bind, slot ? *slot : -1, rootfs_fd, err)) < 0)
                 r = dest;
         else if (bind)
-                r = mount_bind(m, &o, dest, err);
+                r = mount_bind(m, &o, dest, slot, err);
         else if (strcmp(m->type, "cgroup") == 0)
                 r = mount_cgroup(spec, m, &o, rootfs_fd, dest, in_userns, err);
         else
@@ -641,11 +673,12 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         return r;
 }
 
-int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, struct umw_error **err)
+int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, int *trees,
+                 struct umw_error **err)
 {
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct spec_mount *m = &spec->mounts[i];
-                int r = mount_one(spec, m, rootfs_fd, in_userns, err);
+                int r = mount_one(spec, m, rootfs_fd, in_userns, trees ? &trees[i] : NULL, err);
                 if (r < 0)
                         return umw_error_prefix(err, "mount %s on %s", m->type ? m->type : "bind",
                                                 m->destination);

@@ -19,12 +19,13 @@ struct mount_opts {
         unsigned long propagation; /* MS_PRIVATE|MS_SLAVE|MS_SHARED|MS_UNBINDABLE, | MS_REC */
         bool bind, recursive;      /* "bind" / "rbind" */
         bool tmpcopyup;            /* tmpfs: copy what the destination held into it */
+        bool idmap, ridmap;        /* "idmap" / "ridmap": an idmapped bind (ridmap: recursively) */
         char *data;                /* the rest, comma-joined, for the filesystem; malloc'd */
 };
 
 /* Pure: splits options; anything it does not know goes to data for the
- * filesystem. "idmap"/"ridmap" are refused (UMW_EXIT_CONFIG): idmapped
- * mounts are not supported, and ignoring them would give wrong owners. */
+ * filesystem. "idmap=..." (crun's own mapping syntax) is refused
+ * (UMW_EXIT_CONFIG): ignoring it would give wrong owners. */
 int mount_opts_parse(const char *const *options, size_t n, struct mount_opts *out,
                      struct umw_error **err);
 void mount_opts_release(struct mount_opts *o);
@@ -32,8 +33,28 @@ void mount_opts_release(struct mount_opts *o);
 /* Mounts every entry of spec->mounts under the rootfs (rootfs_fd is an
  * O_PATH fd of the rootfs directory, already a mount point). in_userns: the
  * container has its own user namespace (sysfs and cgroup fall back to binds
- * where the kernel refuses a new instance). */
-int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, struct umw_error **err);
+ * where the kernel refuses a new instance). trees (NULL when there are none):
+ * per mount, the idmapped tree umwelt-run made for it (mounts_idmap_trees),
+ * attached in place of its source and taken (set to -1), or -1. */
+int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, int *trees,
+                 struct umw_error **err);
+
+/* Idmapped mounts ("idmap"/"ridmap" on a bind), made by umwelt-run, not the
+ * init: only a process holding CAP_SYS_ADMIN over the source's filesystem
+ * may idmap it, and only the runtime's credentials reach a source below a
+ * directory the container's ids cannot search (root's home). */
+
+/* How many mounts of spec are idmapped; refuses (UMW_EXIT_CONFIG) idmap on
+ * a mount that is not a bind, without a user namespace, or with mount
+ * uidMappings/gidMappings other than the container's own. */
+int mounts_count_idmapped(const struct spec *spec, struct umw_error **err);
+/* Whether m asks to be idmapped (valid once mounts_count_idmapped passed). */
+bool mounts_is_idmapped(const struct spec_mount *m);
+/* For every idmapped mount i, trees[i] = a detached clone of its source
+ * (with its submounts for rbind), idmapped with userns_fd (the container's
+ * user namespace, maps written), recursively for ridmap; -1 for the other
+ * mounts. trees has spec->n_mounts slots; on failure all are -1. */
+int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struct umw_error **err);
 
 /* Path resolution inside a root, shared with devices.c and rootfs.c. */
 

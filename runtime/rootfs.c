@@ -207,11 +207,21 @@ static int mask_dir(int fd, int *empty)
         return r;
 }
 
+/* Whether a path the init cannot open needs no mask: absent, or out of
+ * reach of the container's own user namespace's root, which the init is
+ * with every capability (EACCES: no process of the container reaches it
+ * either, as root's sandbox does not reach root's 0700 state directory). */
+static bool nothing_to_mask(int fd, bool own_userns)
+{
+        return fd == -ENOENT || (fd == -EACCES && own_userns);
+}
+
 /* A directory gets an empty read-only tmpfs, anything else /dev/null. */
-static int mask_path(int root, const char *path, int *dev_null, int *empty, struct umw_error **err)
+static int mask_path(int root, const char *path, bool own_userns, int *dev_null, int *empty,
+                     struct umw_error **err)
 {
         _cleanup_close_ int fd = root_openat(root, path, O_PATH, 0);
-        if (fd == -ENOENT)
+        if (nothing_to_mask(fd, own_userns))
                 return 0;
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0)
@@ -261,13 +271,15 @@ int rootfs_finalize(const struct spec *spec, struct umw_error **err)
         _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return umw_fail_errno(err, "open /");
+        bool own_userns = spec->namespaces[SPEC_NS_USER].enabled;
         int r;
         for (size_t i = 0; i < spec->n_readonly_paths; i++)
                 if ((r = readonly_path(root, spec->readonly_paths[i], err)) < 0)
                         return r;
         _cleanup_close_ int dev_null = -1, empty = -1;
         for (size_t i = 0; i < spec->n_masked_paths; i++)
-                if ((r = mask_path(root, spec->masked_paths[i], &dev_null, &empty, err)) < 0)
+                if ((r = mask_path(root, spec->masked_paths[i], own_userns, &dev_null, &empty,
+                                   err)) < 0)
                         return r;
         if (spec->root_readonly && (r = readonly_root(root, err)) < 0)
                 return r;

@@ -34,6 +34,12 @@ static int parse_mount(yajl_val obj, const struct umw_jloc *loc, struct spec_mou
                 r = member_string(obj, loc, "source", false, &m->source, err);
         if (r == 0)
                 r = member_strv(obj, loc, "options", &m->options, &m->n_options, err);
+        yajl_val v;
+        struct umw_jloc at;
+        if (r == 0 && (r = member_typed(obj, loc, "uidMappings", true, &v, &at, err)) == 0 && v)
+                r = spec_parse_idmaps(v, &at, &m->uid_mappings, &m->n_uid_mappings, err);
+        if (r == 0 && (r = member_typed(obj, loc, "gidMappings", true, &v, &at, err)) == 0 && v)
+                r = spec_parse_idmaps(v, &at, &m->gid_mappings, &m->n_gid_mappings, err);
         return r;
 }
 
@@ -149,8 +155,11 @@ void spec_free(struct spec *spec)
         if (!spec)
                 return;
         spec_process_release(&spec->process);
-        for (size_t i = 0; spec->mounts && i < spec->n_mounts; i++)
+        for (size_t i = 0; spec->mounts && i < spec->n_mounts; i++) {
                 free(spec->mounts[i].options);
+                free(spec->mounts[i].uid_mappings);
+                free(spec->mounts[i].gid_mappings);
+        }
         free(spec->mounts);
         for (int kind = 0; kind < SPEC_HOOK_COUNT; kind++) {
                 for (size_t i = 0; i < spec->hooks[kind].count; i++) {

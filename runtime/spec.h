@@ -40,6 +40,9 @@ struct spec_mount {
         const char *source; /* NULL when absent */
         const char **options;
         size_t n_options;
+        /* An idmapped mount's own mapping (NULL: the container's). */
+        struct spec_idmap *uid_mappings, *gid_mappings;
+        size_t n_uid_mappings, n_gid_mappings;
 };
 
 struct spec_device {

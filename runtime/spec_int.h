@@ -22,6 +22,9 @@ struct name_value {
 int spec_oom(struct umw_error **err);
 /* calloc of n elements into *(void **)out, never NULL for n == 0. */
 int spec_alloc_array(size_t n, size_t size, void *out, struct umw_error **err);
+/* An array of LinuxIDMapping (containerID, hostID, size) into *out. */
+int spec_parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_idmap **out,
+                      size_t *count, struct umw_error **err);
 /* Logs (debug) each key of obj that is not in known (NULL-terminated). */
 void spec_note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char *const *known);
 /* "expected BEFORE"GOT"AFTER", GOT quoted. */

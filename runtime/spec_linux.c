@@ -54,8 +54,8 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
         return path ? spec_read_absolute_path(path, &path_at, &ns->path, err) : 0;
 }
 
-static int parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_idmap **out,
-                        size_t *count, struct umw_error **err)
+int spec_parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_idmap **out,
+                      size_t *count, struct umw_error **err)
 {
         int r = spec_alloc_array(arr->u.array.len, sizeof(**out), out, err);
         if (r < 0)
@@ -185,10 +185,12 @@ static int parse_linux_arrays(yajl_val obj, const struct umw_jloc *loc, struct s
                         return r;
         }
         if ((r = member_typed(obj, loc, "uidMappings", true, &v, &at, err)) < 0 ||
-            (v && (r = parse_idmaps(v, &at, &spec->uid_mappings, &spec->n_uid_mappings, err)) < 0))
+            (v &&
+             (r = spec_parse_idmaps(v, &at, &spec->uid_mappings, &spec->n_uid_mappings, err)) < 0))
                 return r;
         if ((r = member_typed(obj, loc, "gidMappings", true, &v, &at, err)) < 0 ||
-            (v && (r = parse_idmaps(v, &at, &spec->gid_mappings, &spec->n_gid_mappings, err)) < 0))
+            (v &&
+             (r = spec_parse_idmaps(v, &at, &spec->gid_mappings, &spec->n_gid_mappings, err)) < 0))
                 return r;
         if ((r = member_typed(obj, loc, "devices", true, &v, &at, err)) < 0 ||
             (v && (r = parse_devices(v, &at, spec, err)) < 0))

@@ -16,6 +16,7 @@ enum sync_msg {
         SYNC_READY,  /* init -> parent: created, waiting for start */
         SYNC_PID,    /* child -> parent: the pid of the process that will exec */
         SYNC_ERROR,  /* either way: the step failed; the message says why */
+        SYNC_TREES,  /* parent -> init, right after GO: idmapped trees, in mount order */
 };
 
 int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err);

@@ -34,12 +34,35 @@ static uid_t env_id(const char *name, uid_t fallback)
         return v && *v && end && !*end ? (uid_t)n : fallback;
 }
 
+/* The first id of root's range in file (/etc/subuid, /etc/subgid: the ids
+ * an administrator set aside for root's containers), else SANDBOX_ROOT_ID.
+ * One id: root's sandboxes have one user, and nothing of theirs keeps it
+ * on the host (their writes land through idmapped binds). */
+static unsigned root_id(const char *file)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        while (f && getline(&line, &cap, f) > 0) {
+                unsigned long start = 0, count = 0;
+                size_t skip = strncmp(line, "root:", 5) == 0 ? 5
+                              : strncmp(line, "0:", 2) == 0  ? 2
+                                                             : 0;
+                if (skip && sscanf(line + skip, "%lu:%lu", &start, &count) == 2 && count > 0 &&
+                    start > 0 && start < UINT32_MAX - 1)
+                        return (unsigned)start;
+        }
+        return SANDBOX_ROOT_ID;
+}
+
 static int identity_get(struct identity *id, struct umw_error **err)
 {
         bool root = geteuid() == 0;
         id->uid = root ? env_id("SUDO_UID", 0) : getuid();
         id->gid = root ? (gid_t)env_id("SUDO_GID", 0) : getgid();
         id->rootless = !root;
+        id->root_uid = root ? root_id("/etc/subuid") : 0;
+        id->root_gid = root ? root_id("/etc/subgid") : 0;
         /* The passwd database only where $HOME does not answer: the lookup
          * goes through NSS (nsswitch.conf, nscd's socket) at every start. */
         bool own = id->uid == getuid();
@@ -377,7 +400,16 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             /* Root's sandbox too: nothing in it holds a capability outside
              * it, over the runtime neither (runtime/exec.c). */
             .user_namespace = true,
+            /* Root's builds as 0, mapped to an unprivileged host id: no
+             * sandbox holds the host's 0. Its binds are idmapped, so that
+             * umwelt-run opens their sources (below directories only the
+             * host's root may search too) and root's files there show as
+             * the container's 0: root's own sandbox runs as that 0; a sudo
+             * caller's, as the caller, mapped to itself. */
             .map_root = !s->who.rootless,
+            .root_uid = s->who.root_uid,
+            .root_gid = s->who.root_gid,
+            .idmap_binds = !s->who.rootless,
             .home = s->who.home,
             .env = (const char *const *)environ,
             .env_extra = (const char *const *)s->policy.env,

@@ -40,7 +40,16 @@ struct identity {
         gid_t gid;
         char *home;
         bool rootless;
+        /* root's: the host ids the container's 0 maps to (sandbox_root_id). */
+        uid_t root_uid;
+        gid_t root_gid;
 };
+
+/* The host id root's sandboxes run as in place of the host's 0 when root
+ * has no range of its own in /etc/subuid (/etc/subgid): 0x70000000, past
+ * what distributions and systemd hand out (users, DynamicUser, and
+ * systemd-nspawn's container ranges 0x80000..0x6FFFFFFF). */
+#define SANDBOX_ROOT_ID 1879048192u
 
 struct sandbox {
         struct identity who;

@@ -418,6 +418,13 @@ wait_file() {
 # host_ns TYPE: the inode of the test's own namespace of that type.
 host_ns() { stat -L -c %i "/proc/self/ns/$1"; }
 
+# The host uid root's sandboxes run as (umwelt-run(1), sandbox run): the
+# first of root's range in /etc/subuid, else 0x70000000.
+sandbox_root_id() {
+        awk -F: '($1 == "root" || $1 == "0") && $3 > 0 { print $2; f = 1; exit } END { if (!f) print 1879048192 }' \
+                /etc/subuid 2>/dev/null || echo 1879048192
+}
+
 # mount_count: number of mounts in the test's own mount namespace.
 mount_count() { wc -l </proc/self/mountinfo; }
 

@@ -127,6 +127,49 @@ c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 1000}]
 run_in "$u" /bin/sh -c 'mkdir /share/d2 && chown 5000 /share/d2; echo $?'
 t_eq "chown to an unmapped uid fails inside" 1 "$(tail -1 <<<"$T_OUT")" "$T_ERR"
 
+# ---------------------------------------------------------------- idmapped mounts
+
+# The OCI "idmap"/"ridmap" mount options (podman --userns with :idmap,
+# Kubernetes hostUsers: false): the source's host-root files show as the
+# container's 0 and what the container's 0 writes is host root's, from a
+# source below a directory only the host's root may search.
+mkdir -m 700 "$T_TMP/rootonly"
+mkdir -p "$T_TMP/rootonly/vol/sub" "$u/rootfs/vol"
+(umask 077 && echo root-file >"$T_TMP/rootonly/vol/secret")
+cfg_set "$u" "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]
+c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]
+add_mount('/vol', 'bind', '$T_TMP/rootonly/vol', ['rbind', 'rw', 'idmap'])"
+run_in "$u" /bin/sh -c 'stat -c %u:%g /vol/secret; cat /vol/secret; echo x >/vol/made; mkdir /vol/sub/d'
+t_eq "idmap: a host-root file in the bind shows as the container's 0 and is readable" \
+        "0:0 root-file" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+t_eq "... what the container's 0 makes there is the host's 0" "0:0 0:0" \
+        "$(stat -c %u:%g "$T_TMP/rootonly/vol/made" "$T_TMP/rootonly/vol/sub/d" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+t_eq "features: idmap and ridmap among the mount options, idmap mounts enabled" "True True True" \
+        "$("$RT" features | "$PY" -c 'import json, sys; j = json.load(sys.stdin); o = j["mountOptions"]
+print("idmap" in o, "ridmap" in o, j["linux"]["mountExtensions"]["idmap"]["enabled"])' 2>&1)"
+cfg_set "$u" "c['mounts'][-1]['uidMappings'] = c['linux']['uidMappings']
+c['mounts'][-1]['gidMappings'] = c['linux']['gidMappings']
+c['mounts'][-1]['options'] = ['rbind', 'ro', 'ridmap']"
+run_in "$u" /bin/sh -c 'stat -c %u:%g /vol/secret; touch /vol/ro 2>/dev/null || echo ro'
+t_eq "ridmap with mount uidMappings equal to the container's (podman's form), read-only" \
+        "0:0 ro" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+cfg_set "$u" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 200000, 'size': 10}]"
+run_in "$u" /bin/true
+t_eq "a mount's own mapping other than the container's: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_match "... naming the mount" "mounts\[/vol\]: uidMappings" "$T_ERR"
+cfg_set "$u" "del c['mounts'][-1]['uidMappings']; del c['mounts'][-1]['gidMappings']
+c['mounts'][-1]['options'] = ['idmap=uids=0-1-1']"
+run_in "$u" /bin/true
+t_eq "idmap with a value: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+cfg_set "$u" "c['mounts'][-1] = {'destination': '/vol', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['idmap']}"
+run_in "$u" /bin/true
+t_eq "idmap on a mount that is not a bind: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+cfg_set "$b" "add_mount('/vol', 'bind', '$T_TMP/rootonly/vol', ['rbind', 'idmap'])"
+mkdir -p "$b/rootfs/vol"
+run_in "$b" /bin/true
+t_eq "idmap without a user namespace: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+cfg_set "$b" "c['mounts'] = c['mounts'][:-1]"
+
 # ---------------------------------------------------------------- time namespace
 
 if [[ -e /proc/self/ns/time ]]; then

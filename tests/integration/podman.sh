@@ -45,6 +45,7 @@ TESTS=(
 	limits_cpu "run --cpus 0.5: a busy loop gets about half a CPU"
 	pause "pause: status paused, every process frozen, no CPU used"
 	unpause "unpause: status running, the container uses CPU again"
+	idmap_volume "--uidmap with a :idmap volume: host root's file shows as the container's 0, what it makes is host root's"
 	cleanup "rm -af and rmi -af leave no container, image, process or cgroup"
 )
 
@@ -232,6 +233,16 @@ test_locked_nnp() {
 
 test_locked_ro() {
 	t_match "$1" $'\nroot-read-only$' "$LOCKED_OUT"
+}
+
+# The OCI idmap mount option as podman passes it (the mount's uidMappings,
+# the container's own), from a directory only the host's root may search.
+test_idmap_volume() {
+	local v=$P_TMP/idmap-vol out
+	mkdir -m 700 "$v" && (umask 077 && echo root-file >"$v/secret")
+	out=$(pm run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 -v "$v:/v:idmap" "$IMG" \
+		sh -c 'stat -c %u:%g /v/secret; cat /v/secret; echo x >/v/made' 2>&1)
+	t_eq "$1" "0:0 root-file 0:0" "$(tr '\n' ' ' <<<"$out")$(stat -c %u:%g "$v/made" 2>&1)"
 }
 
 test_net_none() {

@@ -113,10 +113,13 @@ life() {
         capture_split S sandbox run -p "$proj" -- /bin/sh -c "$REPORT" "$proj"
         t_eq "$w: exec sees exactly the walls run sees" "$T_OUT" "$exec_walls" "$T_ERR"
 
-        # A user namespace of its own, root's too (0 mapped to itself); exec
-        # enters it as it is, and the runtime's image it is until it execs
-        # is reached from inside neither through /proc/PID/exe nor by ptrace.
-        t_eq "$w: the sandbox's user namespace maps $uid to itself" "$uid $uid 1" \
+        # A user namespace of its own, root's too (its 0 mapped to the
+        # unprivileged id of root's sandboxes); exec enters it as it is, and
+        # the runtime's image it is until it execs is reached from inside
+        # neither through /proc/PID/exe nor by ptrace.
+        local host=$uid
+        [[ $w == root ]] && host=$(sandbox_root_id)
+        t_eq "$w: the sandbox's user namespace maps $uid to $host" "$uid $host 1" \
                 "$(S sandbox exec -p "$proj" -- cat /proc/self/uid_map </dev/null 2>&1 | tr -s ' ' | sed 's/^ //')"
         cp "$PROBE" "$proj/probe"
         S sandbox exec -p "$proj" -- "$proj/probe" watch-runtime "$RT_DEVINO" 3 >"$T_TMP/watch-$w.out" 2>&1 </dev/null &
@@ -275,8 +278,9 @@ life() {
 life root
 life user
 
-# Root through sudo: the sandbox runs as the caller, 0 mapped too (the
-# runtime builds it as 0); a file of any other user shows as nobody inside.
+# Root through sudo: the sandbox runs as the caller, its 0 mapped too, to
+# the unprivileged id of root's sandboxes (the runtime builds it as 0); a
+# file of any other user, root's included, shows as nobody inside.
 WHO=root
 sproj=$T_TMP/sudo-proj
 mkdir -p "$sproj"
@@ -287,8 +291,8 @@ SUDO_S=(env SUDO_UID="$U" SUDO_GID="$G" "$RT" --root "$T_ROOT" sandbox)
 capture_split "${SUDO_S[@]}" up -p "$sproj"
 t_eq "sudo: up" 0 "$T_RC" "$T_ERR"
 out=$("${SUDO_S[@]}" exec -p "$sproj" -- /bin/sh -c 'id -u; id -g; awk "{ printf \"%s %s %s,\", \$1, \$2, \$3 }" /proc/self/uid_map; echo; stat -c %u:%g "$0/theirs" /; touch "$0/mine"' "$sproj" </dev/null 2>&1)
-t_eq "sudo: exec runs as the caller, 0 and the caller mapped, another user's file is nobody's, / root's" \
-        "$U $G 0 0 1,$U $U 1, 65534:65534 0:0" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
+t_eq "sudo: exec runs as the caller, 0 (not the host's) and the caller mapped, another user's file and / nobody's" \
+        "$U $G 0 $(sandbox_root_id) 1,$U $U 1, 65534:65534 65534:65534" "$(tr '\n' ' ' <<<"$out" | sed 's/ $//')"
 t_eq "sudo: what exec writes in the workspace is the caller's" "$U:$G" "$(stat -c %u:%g "$sproj/mine" 2>&1)"
 "${SUDO_S[@]}" down -p "$sproj" >/dev/null 2>&1
 

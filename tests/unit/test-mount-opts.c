@@ -205,9 +205,24 @@ Test(mount_opts, tmpcopyup_and_its_negation)
         mount_opts_release(&o);
 }
 
-Test(mount_opts, idmap_is_refused_as_config_error)
+Test(mount_opts, idmap_and_ridmap)
 {
-        static const char *bad[] = {"idmap", "ridmap", "idmap=uids=0-1000-10;gids=0-1000-10"};
+        struct mount_opts o;
+        PARSE(&o, "rbind", "idmap");
+        cr_assert(o.idmap);
+        cr_assert_not(o.ridmap);
+        cr_assert_null(o.data);
+        mount_opts_release(&o);
+
+        PARSE(&o, "rbind", "ridmap");
+        cr_assert(o.idmap);
+        cr_assert(o.ridmap);
+        mount_opts_release(&o);
+}
+
+Test(mount_opts, idmap_with_a_value_is_refused_as_config_error)
+{
+        static const char *bad[] = {"idmap=uids=0-1000-10;gids=0-1000-10", "ridmap=uids=0-1-1"};
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 struct mount_opts o = {0};
                 _cleanup_error_ struct umw_error *err = NULL;
