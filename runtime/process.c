@@ -123,6 +123,26 @@ static int process_set_groups(const struct spec_process *p, struct umw_error **e
         return 0;
 }
 
+/* A process that is not root must still reopen its stdio by name
+ * (/dev/stdout, /proc/self/fd/1): a pipe or socket from conmon or a shim
+ * belongs to the engine's user, and the kernel checks the inode's owner on
+ * that open. Chowned to the process user as runc and crun do; only pipes
+ * and sockets, whose inodes hold nothing but the stream, never a file or
+ * device the caller passed. EPERM and EINVAL: the owner or the new id is
+ * not mapped in our user namespace, and the fd stays as it is. */
+static int chown_stdio(const struct spec_process *p, struct umw_error **err)
+{
+        for (int fd = 0; fd < 3; fd++) {
+                struct stat st;
+                if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) ||
+                    (st.st_uid == p->uid && st.st_gid == p->gid))
+                        continue;
+                if (fchown(fd, p->uid, p->gid) < 0 && errno != EPERM && errno != EINVAL)
+                        return umw_fail_errno(err, "give fd %d to uid %u", fd, p->uid);
+        }
+        return 0;
+}
+
 int process_set_user(const struct spec_process *p, struct umw_error **err)
 {
         /* Keep the permitted set across the uid change: caps_apply() then
@@ -130,7 +150,7 @@ int process_set_user(const struct spec_process *p, struct umw_error **err)
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
                 return umw_fail_errno(err, "prctl(PR_SET_KEEPCAPS)");
         int r = process_set_groups(p, err);
-        if (r < 0)
+        if (r < 0 || (r = chown_stdio(p, err)) < 0)
                 return r;
         if (setresgid(p->gid, p->gid, p->gid) < 0)
                 return umw_fail_errno(err, "setresgid %u", p->gid);

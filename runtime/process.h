@@ -11,7 +11,8 @@ int process_set_rlimits(const struct spec_process *p, struct umw_error **err);
 /* /proc/self/oom_score_adj, when set. */
 int process_set_oom_score_adj(const struct spec_process *p, struct umw_error **err);
 /* setgroups (additionalGids; skipped when setgroups is denied in a user
- * namespace and none are asked for), setresgid, setresuid, keeping
+ * namespace and none are asked for), fds 0-2 that are pipes or sockets
+ * chowned to the process user, setresgid, setresuid, keeping
  * capabilities across the switch for caps_apply(); then the umask
  * (process.user.umask, default 0022). */
 int process_set_user(const struct spec_process *p, struct umw_error **err);

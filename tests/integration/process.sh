@@ -111,6 +111,22 @@ out=$(printf 'line1\nline2\n' | rt run --bundle "$b" "$T_LAST_ID" 2>/dev/null)
 t_eq "stdin passes through run" "line1
 line2" "$out"
 
+# A non-root process reopens its stdio by name when it is a pipe of the
+# caller's (conmon's, a shim's): podman run --user 1000 ... >/dev/stdout.
+cfg_set "$b" 'c["process"]["user"] = {"uid": 1000, "gid": 1000}'
+cfg_args "$b" /bin/sh -c 'echo out >/dev/stdout && echo err >/proc/self/fd/2'
+new_id
+out=$(rt run --bundle "$b" "$T_LAST_ID" 2>&1 </dev/null | cat)
+t_eq "uid 1000 reopens its stdout and stderr pipes" "out
+err" "$out"
+f=$T_TMP/stdout-file
+: >"$f"
+chmod 600 "$f"
+new_id
+rt run --bundle "$b" "$T_LAST_ID" >"$f" 2>/dev/null </dev/null
+t_eq "a file given as stdout is not chowned" "0:0 600" "$(stat -c '%u:%g %a' "$f")"
+cfg_set "$b" 'c["process"]["user"] = {"uid": 0, "gid": 0}'
+
 # ---------------------------------------------------------------- uts, sysctl, oom
 
 cfg_set "$b" 'c["hostname"] = "box1"; c["domainname"] = "example.test"'
