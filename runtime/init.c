@@ -6,6 +6,7 @@
 #include "hooks.h"
 #include "mounts.h"
 #include "namespaces.h"
+#include "netwall.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -106,10 +107,12 @@ bool init_runtime_ptraces(void)
 
 static int set_names(const struct spec *spec, struct umw_error **err)
 {
-        bool new_uts = spec->namespaces[SPEC_NS_UTS].enabled && !spec->namespaces[SPEC_NS_UTS].path;
-        if ((spec->hostname || spec->domainname) && !new_uts)
+        /* One of our own or one joined by path (a CRI-O pod's, whose every
+         * container sets the pod's name); never the host's. */
+        if ((spec->hostname || spec->domainname) && !spec->namespaces[SPEC_NS_UTS].enabled)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .hostname: setting it needs a new uts namespace");
+                                "config.json: .hostname: setting it needs a uts namespace "
+                                "in .linux.namespaces");
         if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
                 return umw_fail_errno(err, "set hostname '%s'", spec->hostname);
         if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
@@ -267,6 +270,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
+            (r = netwall_loopback_init(spec, err)) < 0 ||
             (r = build_mount_namespace(a, pid, &placed, err)) < 0 ||
             (r = apply_sysctl(spec, err)) < 0)
                 return r;

@@ -37,8 +37,16 @@ if '$t' == 'uts': c.pop('hostname', None)"
         run_in "$b" /bin/probe ns
         t_eq "absent $t namespace is the host's" "$(host_ns "${kname[$t]}")" "$(ns_of "$T_OUT" "${kname[$t]}")" "$T_ERR"
 done
+cfg_set "$b" "c['linux']['namespaces'] = [{'type': x} for x in $ALL if x != 'uts']
+c['hostname'] = 'not-the-host'"
+run_in "$b" /bin/hostname
+t_eq "a hostname without a uts namespace is refused" "3 $(hostname)" "$T_RC $(hostname)" "$T_OUT" "$T_ERR"
 cfg_set "$b" "c['linux']['namespaces'] = [{'type': t} for t in $ALL]
 c['hostname'] = 'ns-test'"
+
+# A new network namespace has lo up (podman --network none: 127.0.0.1).
+run_in "$b" /bin/cat /sys/class/net/lo/flags
+t_eq "lo is up in a new network namespace" 0x9 "$T_OUT" "$T_ERR"
 
 # pid namespace: the process is pid 1 and sees only its own processes.
 run_in "$b" /bin/sh -c 'echo $$; set -- /proc/[0-9]*; echo $#'
@@ -79,6 +87,11 @@ c.pop('hostname', None)"
         t_eq "pid namespace still new" no "$([[ $(ns_of "$T_OUT" pid) == "$(stat -L -c %i "/proc/$pida/ns/pid")" ]] && echo yes || echo no)"
         run_in "$b" /bin/hostname
         t_eq "joined uts namespace has the first container's hostname" first "$T_OUT" "$T_ERR"
+        # CRI-O sets the pod's name on every container that joins its uts.
+        cfg_set "$b" "c['hostname'] = 'pod-name'"
+        run_in "$b" /bin/hostname
+        t_eq "hostname set in a uts namespace joined by path" "0 pod-name" "$T_RC $T_OUT" "$T_ERR"
+        cfg_set "$b" "c.pop('hostname', None)"
 
         cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']
 c['linux']['namespaces'].append({'type': 'network', 'path': '/proc/$pida/ns/uts'})"
