@@ -4,6 +4,7 @@
 #include "container.h"
 #include "container_int.h"
 #include "cgroup.h"
+#include "hooks.h"
 #include "spec.h"
 #include "state.h"
 #include "src/common/cleanup.h"
@@ -108,12 +109,18 @@ int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
                 return r;
         const struct spec *spec = NULL;
         struct spec *owned = NULL;
-        _cleanup_error_ struct umw_error *hook_err = NULL;
-        /* A poststop hook that fails is a warning: the container is gone. */
-        if (ctr_found_spec(f, &spec, &owned, &hook_err) == 0 &&
-            ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED,
-                                  &hook_err) < 0)
-                umw_warn("%s", hook_err->msg);
+        _cleanup_error_ struct umw_error *spec_err = NULL;
+        /* A poststop hook that fails is a warning and the next ones still
+         * run: the container is gone. */
+        if (ctr_found_spec(f, &spec, &owned, &spec_err) == 0 &&
+            spec->hooks[SPEC_HOOK_POSTSTOP].count) {
+                size_t len = 0;
+                _cleanup_free_ char *json = state_to_json(&f->st, STATUS_STOPPED, false, &len);
+                if (json)
+                        hooks_run_all(&spec->hooks[SPEC_HOOK_POSTSTOP], "poststop", json, len);
+                else
+                        umw_warn("poststop hooks: no memory for the state");
+        }
         spec_free(owned);
         if (f->st.cgroup[0] && (r = cgroup_remove(f->st.cgroup, err)) < 0)
                 return r;
