@@ -355,10 +355,11 @@ static int apply_process(const struct spec_process *p, struct seccomp_filter *fi
 int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
                       int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
 {
-        int r = apply_process(p, filter, preserve_fds, keep, nkeep, err);
-        if (r < 0)
+        const char **env = NULL;
+        int r = process_env_with_home(p, &env, err);
+        if (r < 0 || (r = apply_process(p, filter, preserve_fds, keep, nkeep, err)) < 0)
                 return r;
-        execve(exe, (char *const *)p->args, (char *const *)p->env);
+        execve(exe, (char *const *)p->args, (char *const *)(env ? env : p->env));
         return umw_fail_errno(err, "exec %s", exe);
 }
 

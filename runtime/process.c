@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -230,10 +232,74 @@ int process_find_executable(const struct spec_process *p, char **out, struct umw
         return 0;
 }
 
+/* mkdir -p of an absolute path, in the container's root: a cwd the image
+ * lacks is made, as crun and runc make it. */
+static int make_dirs(const char *path)
+{
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+                if (s)
+                        *s = '\0';
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                if (!s)
+                        return 0;
+                *s = '/';
+        }
+}
+
 int process_chdir(const struct spec_process *p, struct umw_error **err)
 {
         const char *cwd = p->cwd ? p->cwd : "/";
-        if (chdir(cwd) < 0)
-                return umw_fail_errno(err, "chdir to cwd `%s` (.process.cwd)", cwd);
+        if (chdir(cwd) == 0)
+                return 0;
+        int r = errno == ENOENT && cwd[0] == '/' ? make_dirs(cwd) : -errno;
+        if (r == 0 && chdir(cwd) == 0)
+                return 0;
+        return umw_fail_sys(err, r < 0 ? -r : errno, "chdir to cwd `%s` (.process.cwd)", cwd);
+}
+
+/* The home of uid in the container's /etc/passwd, "/" when it has none (as
+ * runc and crun): opened non-blocking and read only when a regular file, so
+ * that an image's fifo or device there cannot stall or feed the init. */
+static char *passwd_home(uid_t uid)
+{
+        _cleanup_close_ int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return strdup("/");
+        FILE *f = fdopen(fd, "re");
+        if (!f)
+                return strdup("/");
+        TAKE_FD(fd);
+        char *home = NULL;
+        struct passwd *pw;
+        while (!home && (pw = fgetpwent(f)))
+                if (pw->pw_uid == uid && pw->pw_dir && pw->pw_dir[0])
+                        home = strdup(pw->pw_dir);
+        fclose(f);
+        return home ? home : strdup("/");
+}
+
+int process_env_with_home(const struct spec_process *p, const char ***out, struct umw_error **err)
+{
+        *out = NULL;
+        size_t n = 0;
+        for (; p->env && p->env[n]; n++)
+                if (strncmp(p->env[n], "HOME=", 5) == 0)
+                        return 0;
+        _cleanup_free_ char *home = passwd_home(p->uid);
+        const char **env = calloc(n + 2, sizeof(*env));
+        char *var = NULL;
+        if (!home || !env || asprintf(&var, "HOME=%s", home) < 0) {
+                free(env);
+                return umw_fail_sys(err, ENOMEM, "HOME for uid %u", p->uid);
+        }
+        if (n)
+                memcpy(env, p->env, n * sizeof(*env));
+        env[n] = var;
+        *out = env;
         return 0;
 }

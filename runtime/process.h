@@ -20,7 +20,13 @@ int process_set_user(const struct spec_process *p, struct umw_error **err);
  * as execvp would; a missing or non-executable file is an error now rather
  * than at start. *out is malloc'd. */
 int process_find_executable(const struct spec_process *p, char **out, struct umw_error **err);
-/* chdir to p->cwd, which must be a directory inside the root. */
+/* chdir to p->cwd inside the root; a cwd that does not exist is made first
+ * (mode 0755, as crun and runc make it). */
 int process_chdir(const struct spec_process *p, struct umw_error **err);
+/* When p->env has no HOME: *out is p->env and HOME= the home of p->uid in
+ * the container's /etc/passwd ("/" without one), to be called in the
+ * container's root; the array and the new string are malloc'd (kept to the
+ * execve). Otherwise *out is NULL: p->env as it is. */
+int process_env_with_home(const struct spec_process *p, const char ***out, struct umw_error **err);
 
 #endif
