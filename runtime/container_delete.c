@@ -152,7 +152,9 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         return r;
 }
 
-/* A state directory whose create was killed before it wrote state.json. */
+/* A state directory whose create was killed before it wrote state.json;
+ * none at all is success, as runc and crun answer delete --force (engines'
+ * cleanup paths delete what may already be gone). */
 static int delete_unfinished(const struct runtime_opts *rt, const char *id, struct umw_error **err)
 {
         _cleanup_close_ int rootfd = -1;
@@ -160,8 +162,7 @@ static int delete_unfinished(const struct runtime_opts *rt, const char *id, stru
         if (r < 0)
                 return r;
         if (rootfd < 0 || faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-                return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "container '%s' does not exist",
-                                id);
+                return 0;
         if ((r = remove_unfinished_cgroup(rt, rootfd, id, err)) < 0)
                 return r;
         return state_dir_remove(rootfd, id, err);
