@@ -20,6 +20,22 @@ union fd_control {
         char buf[CMSG_SPACE(sizeof(int) * SYNC_MAX_FDS)];
 };
 
+static int check_packet(struct sync_packet *p, ssize_t n, enum sync_msg type, const char *what,
+                        struct umw_error **err);
+
+/* A send that failed: when the peer sent its error and exited before
+ * reading ours (EPIPE with its packet still queued), its failure is the one
+ * to report, with its exit class, not the broken pipe. */
+static int send_failed(int fd, struct umw_error **err)
+{
+        int e = errno;
+        struct sync_packet p;
+        ssize_t n = e == EPIPE ? recv(fd, &p, sizeof(p), MSG_DONTWAIT) : -1;
+        if (n >= (ssize_t)offsetof(struct sync_packet, msg) && p.type == SYNC_ERROR)
+                return check_packet(&p, n, SYNC_ERROR, "container init", err);
+        return umw_fail_sys(err, e, "sync with container init");
+}
+
 int sync_send_fds(int fd, enum sync_msg type, const int *fds, size_t n, struct umw_error **err)
 {
         struct sync_packet p = {.type = type};
@@ -39,7 +55,7 @@ int sync_send_fds(int fd, enum sync_msg type, const int *fds, size_t n, struct u
                 memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
         }
         if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-                return umw_fail_errno(err, "sync with container init");
+                return send_failed(fd, err);
         return 0;
 }
 
@@ -47,7 +63,7 @@ int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err)
 {
         struct sync_packet p = {.type = type, .value = value};
         if (send(fd, &p, offsetof(struct sync_packet, msg), MSG_NOSIGNAL) < 0)
-                return umw_fail_errno(err, "sync with container init");
+                return send_failed(fd, err);
         return 0;
 }
 
