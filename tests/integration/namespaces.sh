@@ -41,6 +41,14 @@ cfg_set "$b" "c['linux']['namespaces'] = [{'type': x} for x in $ALL if x != 'uts
 c['hostname'] = 'not-the-host'"
 run_in "$b" /bin/hostname
 t_eq "a hostname without a uts namespace is refused" "3 $(hostname)" "$T_RC $(hostname)" "$T_OUT" "$T_ERR"
+# The init fails after GO, often before create's next message: its error
+# (exit 3) is what create reports, never the broken pipe (exit 1).
+codes=
+for i in $(seq 20); do
+        run_in "$b" /bin/hostname
+        codes+=$T_RC
+done
+t_eq "the init's refusal is create's exit code every time" "$(printf '3%.0s' $(seq 20))" "$codes" "$T_ERR"
 cfg_set "$b" "c['linux']['namespaces'] = [{'type': t} for t in $ALL]
 c['hostname'] = 'ns-test'"
 
@@ -102,6 +110,15 @@ c['linux']['namespaces'].append({'type': 'network', 'path': '$T_TMP/not-a-namesp
         touch "$T_TMP/not-a-namespace"
         run_in "$b" /bin/probe ns
         t_eq "joining a path that is not a namespace fails" fails "$([[ $T_RC -ne 0 ]] && echo fails || echo "ran: $T_OUT")"
+        # The user namespace is joined at start: its type is checked at create.
+        cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']
+c['linux']['namespaces'] += [{'type': 'network'}, {'type': 'user', 'path': '/proc/$pida/ns/uts'}]"
+        new_id
+        capture_split rt create --bundle "$b" "$T_LAST_ID"
+        t_eq "create refuses a user namespace path of another type" 3 "$T_RC" "$T_ERR"
+        t_match "the refusal names the path" "/proc/$pida/ns/uts is not a user namespace" "$T_ERR"
+        rt delete -f "$T_LAST_ID" >/dev/null 2>&1
+        cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user']"
 fi
 rt delete -f "$ida" >/dev/null 2>&1
 cfg_set "$b" "c['linux']['namespaces'] = [{'type': t} for t in $ALL]"
