@@ -73,6 +73,7 @@ for n in prestart createRuntime createContainer startContainer poststart; do
         t_eq "$n: state pid is the container's" "$pid" "$(hook_state "$n" 'j.get("pid")')"
 done
 t_eq "createRuntime: status creating" creating "$(hook_state createRuntime 'j["status"]')"
+t_eq "prestart: status created (crun, runtime-tools hooks_stdin)" created "$(hook_state prestart 'j["status"]')"
 t_eq "poststart: status running" running "$(hook_state poststart 'j["status"]')"
 t_eq "poststop: status stopped" stopped "$(hook_state poststop 'j["status"]')"
 
