@@ -588,6 +588,50 @@ static size_t memory_partner(const struct cgroup_plan *p, const struct hierarchy
         return p->n_w;
 }
 
+/* The rt_runtime_us of dirfd/file as a number, or -1. */
+static long long read_rt_runtime(int dirfd)
+{
+        _cleanup_close_ int fd = openat(dirfd, "cpu.rt_runtime_us", O_RDONLY | O_CLOEXEC);
+        char buf[32];
+        ssize_t n = fd < 0 ? -1 : umw_read_all(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        return strtoll(buf, NULL, 10);
+}
+
+/* v1 gives a new cpu cgroup rt_runtime_us 0, and a child may not have more
+ * realtime budget than its parent: the container's realtimeRuntime fails
+ * (EINVAL) under umwelt-run/ or any parent of the cgroupsPath. As crun does,
+ * each ancestor below the hierarchy's root (the machine's, never written)
+ * that has less gets the container's budget, top down, so that the
+ * kernel's own checks (a child's budget within its parent's) decide. */
+static int rt_budget_ancestors(const struct hierarchy *h, const char *path, const char *value)
+{
+        long long want = strtoll(value, NULL, 10);
+        _cleanup_close_ int fd = open(h->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *copy = strdup(path);
+        if (fd < 0 || !copy)
+                return fd < 0 ? -errno : -ENOMEM;
+        char *leaf = strrchr(copy, '/');
+        if (!leaf)
+                return -EINVAL;
+        *leaf = '\0';
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return -errno;
+                close(fd);
+                fd = next;
+                int r = read_rt_runtime(fd) < want ? cgroup_write_at(fd, "cpu.rt_runtime_us", value)
+                                                   : 0;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* v1 keeps memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every
  * moment: when one write breaks that (EINVAL), the other goes first. */
 static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd,
@@ -601,6 +645,9 @@ static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, 
                 if (done[i] || p->w[i].h != h)
                         continue;
                 int r = cgroup_write_at(dirfd, s->file, s->value);
+                if (r == -EINVAL && !h->v2 && strcmp(s->file, "cpu.rt_runtime_us") == 0 &&
+                    rt_budget_ancestors(h, p->path, s->value) == 0)
+                        r = cgroup_write_at(dirfd, s->file, s->value);
                 size_t j = r == -EINVAL && is_memory_pair(s->file) ? memory_partner(p, h, i, done)
                                                                    : p->n_w;
                 if (j < p->n_w &&
