@@ -283,7 +283,8 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 if (r < 0)
                         return r;
         }
-        if ((r = rootfs_finalize(spec, err)) < 0 || (r = enter_cgroups(a, &placed, err)) < 0)
+        if ((r = process_make_cwd(&spec->process, err)) < 0 ||
+            (r = rootfs_finalize(spec, err)) < 0 || (r = enter_cgroups(a, &placed, err)) < 0)
                 return r;
         /* From the cwd, as execve will see it: a relative args[0] resolves there.
          * A pause init execs nothing: its args need not exist inside. */

@@ -250,15 +250,21 @@ static int make_dirs(const char *path)
         }
 }
 
+int process_make_cwd(const struct spec_process *p, struct umw_error **err)
+{
+        struct stat st;
+        if (!p->cwd || stat(p->cwd, &st) == 0 || errno != ENOENT)
+                return 0;
+        int r = make_dirs(p->cwd);
+        return r < 0 ? umw_fail_sys(err, -r, "make cwd `%s` (.process.cwd)", p->cwd) : 0;
+}
+
 int process_chdir(const struct spec_process *p, struct umw_error **err)
 {
         const char *cwd = p->cwd ? p->cwd : "/";
-        if (chdir(cwd) == 0)
-                return 0;
-        int r = errno == ENOENT && cwd[0] == '/' ? make_dirs(cwd) : -errno;
-        if (r == 0 && chdir(cwd) == 0)
-                return 0;
-        return umw_fail_sys(err, r < 0 ? -r : errno, "chdir to cwd `%s` (.process.cwd)", cwd);
+        if (chdir(cwd) < 0)
+                return umw_fail_errno(err, "chdir to cwd `%s` (.process.cwd)", cwd);
+        return 0;
 }
 
 /* The home of uid in the container's /etc/passwd, "/" when it has none (as

@@ -20,8 +20,10 @@ int process_set_user(const struct spec_process *p, struct umw_error **err);
  * as execvp would; a missing or non-executable file is an error now rather
  * than at start. *out is malloc'd. */
 int process_find_executable(const struct spec_process *p, char **out, struct umw_error **err);
-/* chdir to p->cwd inside the root; a cwd that does not exist is made first
- * (mode 0755, as crun and runc make it). */
+/* In the container's root before it is made read-only: a p->cwd that does
+ * not exist is made (mkdir -p, 0755), as crun and runc make it. */
+int process_make_cwd(const struct spec_process *p, struct umw_error **err);
+/* chdir to p->cwd, which must be a directory inside the root. */
 int process_chdir(const struct spec_process *p, struct umw_error **err);
 /* When p->env has no HOME: *out is p->env and HOME= the home of p->uid in
  * the container's /etc/passwd ("/" without one), to be called in the

@@ -134,7 +134,10 @@ rt delete -f "$T_LAST_ID" >/dev/null 2>&1
 cfg_set "$b" 'c["process"]["cwd"] = "/not/there/yet"'
 run_in "$b" /bin/sh -c 'pwd'
 t_eq "a missing cwd is created" "0 /not/there/yet" "$T_RC $T_OUT" "$T_ERR"
-cfg_set "$b" 'c["process"]["cwd"] = "/"'
+cfg_set "$b" 'c["process"]["cwd"] = "/not/there/either"; c["root"]["readonly"] = True'
+run_in "$b" /bin/sh -c 'pwd'
+t_eq "a missing cwd is created in a read-only root" "0 /not/there/either" "$T_RC $T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["cwd"] = "/"; c["root"]["readonly"] = False'
 
 # A non-root process reopens its stdio by name when it is a pipe of the
 # caller's (conmon's, a shim's): podman run --user 1000 ... >/dev/stdout.
