@@ -95,7 +95,7 @@ fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 W=$OUT/work
-rm -rf "$W"
+rm -rf --one-file-system "$W"
 mkdir -p "$W/bin"
 cp "$UMW" "$W/bin/umwelt-run.real"
 
@@ -177,11 +177,25 @@ cg_sweep() {
 	return 0
 }
 
+# A runtime that makes no mount namespace (runtime-tools' linux_ns_itype
+# asks for none) mounts the bundle's /proc, /sys and /dev in ours: they go
+# before anything under the results directory is removed, and rm never
+# crosses a mount point.
+unmount_under() {
+	local m
+	for m in $(awk -v d="$1/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+		umount -l "$m" 2>/dev/null || true
+	done
+}
+
 cleanup() {
 	local rc=$?
+	# Every step runs whatever the one before said: the sysctls last.
+	set +e
 	for rt in $RUNTIMES; do reap_containers "$rt"; done
 	cg_sweep
-	rm -rf "$W/cwd-"* "$W/tmp"
+	unmount_under "$W"
+	rm -rf --one-file-system "$W/cwd-"* "$W/tmp"
 	sysctl_tool restore "$SNAP" "$OUT/sysctl-restored.txt" || true
 	if [ -s "$OUT/sysctl-restored.txt" ]; then
 		echo "host sysctls written back (a runtime changed them): $OUT/sysctl-restored.txt" >&2
@@ -283,6 +297,7 @@ suite_runtime_tools() {
 		(cd "$RT_DIR" && TMPDIR=$W/tmp RUNTIME=$W/bin/$rt run_file "$d/$name.tap" "$t")
 		reap_containers "$rt"
 		cg_sweep
+		unmount_under "$W/tmp"
 	done
 }
 
@@ -312,7 +327,8 @@ suite_crun() {
 			PYTHONPATH=$HERE/../tests/conformance run_file "$d/$name.tap" python3 "$t")
 		reap_containers "$rt"
 		cg_sweep
-		rm -rf "$cwd"/.testsuite-run-*
+		unmount_under "$cwd"
+		rm -rf --one-file-system "$cwd"/.testsuite-run-*
 	done
 }
 
