@@ -588,10 +588,10 @@ static size_t memory_partner(const struct cgroup_plan *p, const struct hierarchy
         return p->n_w;
 }
 
-/* The rt_runtime_us of dirfd/file as a number, or -1. */
-static long long read_rt_runtime(int dirfd)
+/* A v1 cpu file of dirfd as a number, or -1. */
+static long long read_cpu_number(int dirfd, const char *file)
 {
-        _cleanup_close_ int fd = openat(dirfd, "cpu.rt_runtime_us", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
         char buf[32];
         ssize_t n = fd < 0 ? -1 : umw_read_all(fd, buf, sizeof(buf) - 1);
         if (n <= 0)
@@ -600,21 +600,32 @@ static long long read_rt_runtime(int dirfd)
         return strtoll(buf, NULL, 10);
 }
 
-/* v1 gives a new cpu cgroup rt_runtime_us 0, and a child may not have more
- * realtime budget than its parent: the container's realtimeRuntime fails
- * (EINVAL) under umwelt-run/ or any parent of the cgroupsPath. As crun does,
- * each ancestor below the hierarchy's root (the machine's, never written)
- * that has less gets the container's budget, top down, so that the
- * kernel's own checks (a child's budget within its parent's) decide. */
-static int rt_budget_ancestors(const struct hierarchy *h, const char *path, const char *value)
+/* The container's rt period: its own setting, else v1's default. */
+static long long planned_rt_period(const struct cgroup_plan *p, const struct hierarchy *h)
 {
-        long long want = strtoll(value, NULL, 10);
+        for (size_t i = 0; i < p->n_w; i++)
+                if (p->w[i].h == h && strcmp(p->w[i].s->file, "cpu.rt_period_us") == 0)
+                        return strtoll(p->w[i].s->value, NULL, 10);
+        return 1000000;
+}
+
+/* v1 gives a new cpu cgroup rt_runtime_us 0, and a child's share of
+ * realtime (runtime / period) may not pass its parent's: the container's
+ * realtimeRuntime fails (EINVAL) under umwelt-run/ or any parent of the
+ * cgroupsPath. As crun does, each ancestor below the hierarchy's root (the
+ * machine's, never written) with a smaller share gets the container's, top
+ * down, in its own period; the kernel's own checks (children's shares
+ * within their parent's) still decide. */
+static int rt_budget_ancestors(const struct cgroup_plan *p, const struct hierarchy *h,
+                               const char *value)
+{
+        long long want = strtoll(value, NULL, 10), period = planned_rt_period(p, h);
         _cleanup_close_ int fd = open(h->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_free_ char *copy = strdup(p->path);
         if (fd < 0 || !copy)
                 return fd < 0 ? -errno : -ENOMEM;
         char *leaf = strrchr(copy, '/');
-        if (!leaf)
+        if (!leaf || period <= 0)
                 return -EINVAL;
         *leaf = '\0';
         char *save = NULL;
@@ -624,8 +635,13 @@ static int rt_budget_ancestors(const struct hierarchy *h, const char *path, cons
                         return -errno;
                 close(fd);
                 fd = next;
-                int r = read_rt_runtime(fd) < want ? cgroup_write_at(fd, "cpu.rt_runtime_us", value)
-                                                   : 0;
+                long long own = read_cpu_number(fd, "cpu.rt_period_us");
+                long long need = own > 0 ? (want * own + period - 1) / period : want;
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%lld", need);
+                int r = read_cpu_number(fd, "cpu.rt_runtime_us") < need
+                            ? cgroup_write_at(fd, "cpu.rt_runtime_us", buf)
+                            : 0;
                 if (r < 0)
                         return r;
         }
@@ -646,7 +662,7 @@ static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, 
                         continue;
                 int r = cgroup_write_at(dirfd, s->file, s->value);
                 if (r == -EINVAL && !h->v2 && strcmp(s->file, "cpu.rt_runtime_us") == 0 &&
-                    rt_budget_ancestors(h, p->path, s->value) == 0)
+                    rt_budget_ancestors(p, h, s->value) == 0)
                         r = cgroup_write_at(dirfd, s->file, s->value);
                 size_t j = r == -EINVAL && is_memory_pair(s->file) ? memory_partner(p, h, i, done)
                                                                    : p->n_w;
