@@ -151,8 +151,8 @@ sysctl_tool save "$SNAP"
 # nests /test/...), runtime-tools its /cgrouptest and testdir/. Every
 # directory that is new since the start and named as the suites name theirs
 # goes after each test file: thawed, its processes (the suites' containers)
-# killed, removed deepest first. Other users' cgroups (umwelt's tests use
-# umwt-*) do not match the names and stay.
+# killed, removed deepest first (runtime-tools' containers are uuids). Other
+# users' cgroups (umwelt's tests use umwt-*, bench.sh bench-*) stay.
 CG_BEFORE=$W/cgroups-before.txt
 cg_list() { find /sys/fs/cgroup -mindepth 2 -type d 2>/dev/null | sort; }
 cg_list >"$CG_BEFORE"
@@ -160,15 +160,23 @@ cg_sweep() {
 	local d p n
 	local -a new=()
 	mapfile -t new < <(cg_list | comm -13 "$CG_BEFORE" - |
-		grep -E '^/sys/fs/cgroup/[^/]+/(.*/)?(test|frozen|cgrouptest|ocitest|crun)[^/]*(/|$)' || true)
+		grep -E '^/sys/fs/cgroup/[^/]+/(.*/)?(test|frozen|cgrouptest|ocitest|crun|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-)[^/]*(/|$)' || true)
 	[ ${#new[@]} -gt 0 ] || return 0
 	for d in "${new[@]}"; do
-		[ -f "$d/freezer.state" ] && echo THAWED >"$d/freezer.state" 2>/dev/null
-		while read -r p; do kill -KILL "$p" 2>/dev/null; done <"$d/cgroup.procs" 2>/dev/null
+		# Not a cgroup: a directory a runtime made on the tmpfs under the
+		# hidden cgroup2 mount point (the host's /sys/fs/cgroup tmpfs).
+		case $(stat -f -c %T "$d" 2>/dev/null) in
+		cgroupfs | cgroup2fs) ;;
+		*) rm -rf --one-file-system "$d" 2>/dev/null || true; continue ;;
+		esac
+		if [ -f "$d/freezer.state" ]; then echo THAWED >"$d/freezer.state" 2>/dev/null || true; fi
+		if [ -r "$d/cgroup.procs" ]; then
+			while read -r p; do kill -KILL "$p" 2>/dev/null || true; done <"$d/cgroup.procs"
+		fi
 	done
 	for n in 1 2 3 4 5; do
 		for d in $(printf '%s\n' "${new[@]}" | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-); do
-			[ -d "$d" ] && rmdir "$d" 2>/dev/null
+			if [ -d "$d" ]; then rmdir "$d" 2>/dev/null || true; fi
 		done
 		[ -n "$(for d in "${new[@]}"; do [ -d "$d" ] && echo "$d"; done)" ] || return 0
 		sleep 0.2
