@@ -498,8 +498,17 @@ static int create_steps(struct creation *c, struct umw_error **err)
          * READY, without a round trip. */
         if (c->o->created && (r = c->o->created(c->pid, c->o->created_data, err)) < 0)
                 return r;
-        if (c->go_early && (r = sync_send(c->start_fd, SYNC_GO, 0, err)) < 0)
+        /* An init that failed has closed start.sock too: its own error
+         * waits on sync_fd, and is the one to report. */
+        _cleanup_error_ struct umw_error *go_err = NULL;
+        if (c->go_early && sync_send(c->start_fd, SYNC_GO, 0, &go_err) < 0) {
+                r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
+                if (r == 0) {
+                        *err = TAKE_PTR(go_err);
+                        r = -1;
+                }
                 return r;
+        }
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
         if (r == 0)
                 r = umw_write_pid_file(c->o->pid_file, c->pid, err);
