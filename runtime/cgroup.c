@@ -588,6 +588,66 @@ static size_t memory_partner(const struct cgroup_plan *p, const struct hierarchy
         return p->n_w;
 }
 
+/* A v1 cpu file of dirfd as a number, or -1. */
+static long long read_cpu_number(int dirfd, const char *file)
+{
+        _cleanup_close_ int fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC);
+        char buf[32];
+        ssize_t n = fd < 0 ? -1 : umw_read_all(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        return strtoll(buf, NULL, 10);
+}
+
+/* The container's rt period: its own setting, else v1's default. */
+static long long planned_rt_period(const struct cgroup_plan *p, const struct hierarchy *h)
+{
+        for (size_t i = 0; i < p->n_w; i++)
+                if (p->w[i].h == h && strcmp(p->w[i].s->file, "cpu.rt_period_us") == 0)
+                        return strtoll(p->w[i].s->value, NULL, 10);
+        return 1000000;
+}
+
+/* v1 gives a new cpu cgroup rt_runtime_us 0, and a child's share of
+ * realtime (runtime / period) may not pass its parent's: the container's
+ * realtimeRuntime fails (EINVAL) under umwelt-run/ or any parent of the
+ * cgroupsPath. As crun does, each ancestor below the hierarchy's root (the
+ * machine's, never written) with a smaller share gets the container's, top
+ * down, in its own period; the kernel's own checks (children's shares
+ * within their parent's) still decide. */
+static int rt_budget_ancestors(const struct cgroup_plan *p, const struct hierarchy *h,
+                               const char *value)
+{
+        long long want = strtoll(value, NULL, 10), period = planned_rt_period(p, h);
+        _cleanup_close_ int fd = open(h->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *copy = strdup(p->path);
+        if (fd < 0 || !copy)
+                return fd < 0 ? -errno : -ENOMEM;
+        char *leaf = strrchr(copy, '/');
+        if (!leaf || period <= 0)
+                return -EINVAL;
+        *leaf = '\0';
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return -errno;
+                close(fd);
+                fd = next;
+                long long own = read_cpu_number(fd, "cpu.rt_period_us");
+                long long need = own > 0 ? (want * own + period - 1) / period : want;
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%lld", need);
+                int r = read_cpu_number(fd, "cpu.rt_runtime_us") < need
+                            ? cgroup_write_at(fd, "cpu.rt_runtime_us", buf)
+                            : 0;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* v1 keeps memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every
  * moment: when one write breaks that (EINVAL), the other goes first. */
 static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, int dirfd,
@@ -601,6 +661,9 @@ static int apply_writes(const struct cgroup_plan *p, const struct hierarchy *h, 
                 if (done[i] || p->w[i].h != h)
                         continue;
                 int r = cgroup_write_at(dirfd, s->file, s->value);
+                if (r == -EINVAL && !h->v2 && strcmp(s->file, "cpu.rt_runtime_us") == 0 &&
+                    rt_budget_ancestors(p, h, s->value) == 0)
+                        r = cgroup_write_at(dirfd, s->file, s->value);
                 size_t j = r == -EINVAL && is_memory_pair(s->file) ? memory_partner(p, h, i, done)
                                                                    : p->n_w;
                 if (j < p->n_w &&

@@ -324,12 +324,17 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
         r = state_read(c->dirfd, &st, err);
         if (r < 0)
                 return r;
-        size_t len = 0;
+        /* prestart sees "created", as crun shows it and runtime-tools'
+         * hooks_stdin checks (runtime-spec 1.0's prestart ran at start);
+         * createRuntime "creating", where the spec puts it. */
+        size_t pre_len = 0, len = 0;
+        _cleanup_free_ char *pre_json =
+            pre->count ? state_to_json(&st, STATUS_CREATED, false, &pre_len) : NULL;
         _cleanup_free_ char *json = state_to_json(&st, STATUS_CREATING, false, &len);
         state_release(&st);
-        if (!json)
+        if (!json || (pre->count && !pre_json))
                 return umw_fail_sys(err, ENOMEM, "hook state");
-        r = hooks_run(pre, "prestart", json, len, err);
+        r = hooks_run(pre, "prestart", pre_json, pre_len, err);
         if (r == 0)
                 r = hooks_run(rt, "createRuntime", json, len, err);
         if (r < 0)
@@ -548,8 +553,17 @@ static int create_steps(struct creation *c, struct umw_error **err)
          * READY, without a round trip. */
         if (c->o->created && (r = c->o->created(c->pid, c->o->created_data, err)) < 0)
                 return r;
-        if (c->go_early && (r = sync_send(c->start_fd, SYNC_GO, 0, err)) < 0)
+        /* An init that failed has closed start.sock too: its own error
+         * waits on sync_fd, and is the one to report. */
+        _cleanup_error_ struct umw_error *go_err = NULL;
+        if (c->go_early && sync_send(c->start_fd, SYNC_GO, 0, &go_err) < 0) {
+                r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
+                if (r == 0) {
+                        *err = TAKE_PTR(go_err);
+                        r = -1;
+                }
                 return r;
+        }
         r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
         if (r == 0)
                 r = umw_write_pid_file(c->o->pid_file, c->pid, err);

@@ -4,6 +4,7 @@
 #include "container.h"
 #include "container_int.h"
 #include "cgroup.h"
+#include "hooks.h"
 #include "spec.h"
 #include "state.h"
 #include "src/common/cleanup.h"
@@ -108,12 +109,18 @@ int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
                 return r;
         const struct spec *spec = NULL;
         struct spec *owned = NULL;
-        _cleanup_error_ struct umw_error *hook_err = NULL;
-        /* A poststop hook that fails is a warning: the container is gone. */
-        if (ctr_found_spec(f, &spec, &owned, &hook_err) == 0 &&
-            ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTOP, "poststop", STATUS_STOPPED,
-                                  &hook_err) < 0)
-                umw_warn("%s", hook_err->msg);
+        _cleanup_error_ struct umw_error *spec_err = NULL;
+        /* A poststop hook that fails is a warning and the next ones still
+         * run: the container is gone. */
+        if (ctr_found_spec(f, &spec, &owned, &spec_err) == 0 &&
+            spec->hooks[SPEC_HOOK_POSTSTOP].count) {
+                size_t len = 0;
+                _cleanup_free_ char *json = state_to_json(&f->st, STATUS_STOPPED, false, &len);
+                if (json)
+                        hooks_run_all(&spec->hooks[SPEC_HOOK_POSTSTOP], "poststop", json, len);
+                else
+                        umw_warn("poststop hooks: no memory for the state");
+        }
         spec_free(owned);
         if (f->st.cgroup[0] && (r = cgroup_remove(f->st.cgroup, err)) < 0)
                 return r;
@@ -145,7 +152,9 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         return r;
 }
 
-/* A state directory whose create was killed before it wrote state.json. */
+/* A state directory whose create was killed before it wrote state.json;
+ * none at all is success, as runc and crun answer delete --force (engines'
+ * cleanup paths delete what may already be gone). */
 static int delete_unfinished(const struct runtime_opts *rt, const char *id, struct umw_error **err)
 {
         _cleanup_close_ int rootfd = -1;
@@ -153,8 +162,7 @@ static int delete_unfinished(const struct runtime_opts *rt, const char *id, stru
         if (r < 0)
                 return r;
         if (rootfd < 0 || faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-                return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "container '%s' does not exist",
-                                id);
+                return 0;
         if ((r = remove_unfinished_cgroup(rt, rootfd, id, err)) < 0)
                 return r;
         return state_dir_remove(rootfd, id, err);

@@ -11,6 +11,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -90,7 +93,8 @@ static void sigpipe_restore(const struct sigpipe_guard *g)
 /* In the forked child, so async-signal-safe calls only. The hook starts with
  * default signal dispositions, an empty mask, the state pipe as stdin and no
  * fd but 0, 1 and 2; an exec failure's errno goes back on errfd. */
-static _Noreturn void hook_exec(const struct spec_hook *h, int stdin_fd, int errfd, pid_t parent)
+static _Noreturn void hook_exec(const struct spec_hook *h, char *const *env, int stdin_fd,
+                                int errfd, pid_t parent)
 {
         const struct sigaction dfl = {.sa_handler = SIG_DFL};
         /* SIGKILL, SIGSTOP and the C library's private signals refuse; the
@@ -118,10 +122,8 @@ static _Noreturn void hook_exec(const struct spec_hook *h, int stdin_fd, int err
         if (!e)
                 e = -umw_close_fds_from(STDERR_FILENO + 1, &errfd, 1);
         if (!e) {
-                static const char *const no_env[] = {NULL};
                 const char *const argv0[] = {h->path, NULL};
-                execve(h->path, (char *const *)(h->args ? h->args : argv0),
-                       (char *const *)(h->env ? h->env : no_env));
+                execve(h->path, (char *const *)(h->args ? h->args : argv0), env);
                 e = errno;
         }
         (void)umw_write_all(errfd, &e, sizeof(e));
@@ -144,11 +146,27 @@ static void kill_and_reap(pid_t pid)
         (void)reap(pid, &status);
 }
 
+/* The container's side: createContainer and startContainer run in its
+ * namespaces, a program of its root. */
+static bool runs_inside(const char *kind)
+{
+        return strcmp(kind, "createContainer") == 0 || strcmp(kind, "startContainer") == 0;
+}
+
 /* Forks the hook and returns its pid once it has exec'd, so that a missing
- * or non-executable program is reported as such and not as exit status 127. */
+ * or non-executable program is reported as such and not as exit status 127.
+ * A hook without env gets the runtime's own, as runc and crun give it
+ * (podman's hooks.d hooks find their tools by PATH); one in the container's
+ * side only the runtime's PATH, none of the caller's other variables. */
 static pid_t hook_spawn(const struct spec_hook *h, const char *kind, int stdin_fd,
                         struct umw_error **err)
 {
+        const char *path = getenv("PATH");
+        _cleanup_free_ char *path_var = NULL;
+        if (path && asprintf(&path_var, "PATH=%s", path) < 0)
+                return umw_fail_sys(err, ENOMEM, "%s hook %s: env", kind, h->path);
+        char *path_only[] = {path_var, NULL};
+        char *const *env = h->env ? (char *const *)h->env : runs_inside(kind) ? path_only : environ;
         int errpipe[2];
         if (pipe2(errpipe, O_CLOEXEC) < 0)
                 return umw_fail_errno(err, "%s hook %s: pipe", kind, h->path);
@@ -158,7 +176,7 @@ static pid_t hook_spawn(const struct spec_hook *h, const char *kind, int stdin_f
         if (child < 0)
                 return umw_fail_errno(err, "%s hook %s: fork", kind, h->path);
         if (child == 0)
-                hook_exec(h, stdin_fd, err_wr, parent);
+                hook_exec(h, env, stdin_fd, err_wr, parent);
         close(TAKE_FD(err_wr));
         int exec_errno;
         ssize_t n = umw_read_all(err_rd, &exec_errno, sizeof(exec_errno));
@@ -288,4 +306,24 @@ int hooks_run(const struct spec_hooks *hooks, const char *kind, const char *stat
         }
         sigpipe_restore(&guard);
         return r;
+}
+
+void hooks_run_all(const struct spec_hooks *hooks, const char *kind, const char *state_json,
+                   size_t state_len)
+{
+        if (!hooks || hooks->count == 0)
+                return;
+        struct sigpipe_guard guard;
+        int r = sigpipe_block(&guard);
+        if (r < 0) {
+                umw_warn("%s hooks: block SIGPIPE: %s", kind, strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < hooks->count; i++) {
+                _cleanup_error_ struct umw_error *err = NULL;
+                umw_debug("running %s hook %s", kind, hooks->list[i].path);
+                if (hook_run(&hooks->list[i], kind, state_json, state_len, &err) < 0)
+                        umw_warn("%s", err->msg);
+        }
+        sigpipe_restore(&guard);
 }

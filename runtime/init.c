@@ -6,6 +6,7 @@
 #include "hooks.h"
 #include "mounts.h"
 #include "namespaces.h"
+#include "netwall.h"
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -106,10 +107,12 @@ bool init_runtime_ptraces(void)
 
 static int set_names(const struct spec *spec, struct umw_error **err)
 {
-        bool new_uts = spec->namespaces[SPEC_NS_UTS].enabled && !spec->namespaces[SPEC_NS_UTS].path;
-        if ((spec->hostname || spec->domainname) && !new_uts)
+        /* One of our own or one joined by path (a CRI-O pod's, whose every
+         * container sets the pod's name); never the host's. */
+        if ((spec->hostname || spec->domainname) && !spec->namespaces[SPEC_NS_UTS].enabled)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .hostname: setting it needs a new uts namespace");
+                                "config.json: .hostname: setting it needs a uts namespace "
+                                "in .linux.namespaces");
         if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
                 return umw_fail_errno(err, "set hostname '%s'", spec->hostname);
         if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
@@ -315,6 +318,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
+            (r = netwall_loopback_init(spec, err)) < 0 ||
             (r = build_mount_namespace(a, pid, &placed, err)) < 0 ||
             (r = apply_sysctl(spec, err)) < 0)
                 return r;
@@ -327,7 +331,8 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
                 if (r < 0)
                         return r;
         }
-        if ((r = rootfs_finalize(spec, err)) < 0 || (r = enter_cgroups(a, &placed, err)) < 0)
+        if ((r = process_make_cwd(&spec->process, err)) < 0 ||
+            (r = rootfs_finalize(spec, err)) < 0 || (r = enter_cgroups(a, &placed, err)) < 0)
                 return r;
         /* From the cwd, as execve will see it: a relative args[0] resolves there.
          * A pause init execs nothing: its args need not exist inside. */
@@ -399,10 +404,11 @@ static int apply_process(const struct spec_process *p, struct seccomp_filter *fi
 int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
                       int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
 {
-        int r = apply_process(p, filter, preserve_fds, keep, nkeep, err);
-        if (r < 0)
+        const char **env = NULL;
+        int r = process_env_with_home(p, &env, err);
+        if (r < 0 || (r = apply_process(p, filter, preserve_fds, keep, nkeep, err)) < 0)
                 return r;
-        execve(exe, (char *const *)p->args, (char *const *)p->env);
+        execve(exe, (char *const *)p->args, (char *const *)(env ? env : p->env));
         return umw_fail_errno(err, "exec %s", exe);
 }
 

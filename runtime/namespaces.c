@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,7 +131,17 @@ int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err)
         *fd = open(n->path, O_RDONLY | O_CLOEXEC);
         if (*fd < 0)
                 return umw_fail_errno(err, "open user namespace %s", n->path);
-        return 0;
+        /* Joined only at start: a path of another type is refused now, at
+         * create, as setns would refuse it then. */
+        int type = ioctl(*fd, NS_GET_NSTYPE);
+        if (type == CLONE_NEWUSER)
+                return 0;
+        int e = type < 0 ? errno : EINVAL;
+        umw_close_fdp(fd);
+        return umw_fail(err, UMW_EXIT_CONFIG, e,
+                        "config.json: .linux.namespaces: user namespace path %s is not a user "
+                        "namespace",
+                        n->path);
 }
 
 int ns_join_user(int fd, struct umw_error **err)

@@ -109,6 +109,14 @@ static int loopback_up(struct umw_error **err)
         return 0;
 }
 
+int netwall_loopback_init(const struct spec *spec, struct umw_error **err)
+{
+        const struct spec_namespace *n = &spec->namespaces[SPEC_NS_NET];
+        if (!n->enabled || n->path || spec_annotation(spec, NETWALL_ANNOTATION))
+                return 0;
+        return loopback_up(err);
+}
+
 /* In the container's network namespace: the ruleset, then its only door. */
 static int wall_up(struct umw_error **err)
 {

@@ -40,4 +40,10 @@ int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_erro
  * failure of either is one line naming the annotation and nftables. */
 int netwall_install(int netns, struct umw_error **err);
 
+/* In the init, in a network namespace of the container's own: lo up, as
+ * crun and runc do (podman --network none still has 127.0.0.1). Nothing for
+ * the host's or one joined by path, nor with the wall, whose installer
+ * brings lo up only once the ruleset stands. */
+int netwall_loopback_init(const struct spec *spec, struct umw_error **err);
+
 #endif

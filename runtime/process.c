@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -123,6 +125,26 @@ static int process_set_groups(const struct spec_process *p, struct umw_error **e
         return 0;
 }
 
+/* A process that is not root must still reopen its stdio by name
+ * (/dev/stdout, /proc/self/fd/1): a pipe or socket from conmon or a shim
+ * belongs to the engine's user, and the kernel checks the inode's owner on
+ * that open. Chowned to the process user as runc and crun do; only pipes
+ * and sockets, whose inodes hold nothing but the stream, never a file or
+ * device the caller passed. EPERM and EINVAL: the owner or the new id is
+ * not mapped in our user namespace, and the fd stays as it is. */
+static int chown_stdio(const struct spec_process *p, struct umw_error **err)
+{
+        for (int fd = 0; fd < 3; fd++) {
+                struct stat st;
+                if (fstat(fd, &st) < 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) ||
+                    (st.st_uid == p->uid && st.st_gid == p->gid))
+                        continue;
+                if (fchown(fd, p->uid, p->gid) < 0 && errno != EPERM && errno != EINVAL)
+                        return umw_fail_errno(err, "give fd %d to uid %u", fd, p->uid);
+        }
+        return 0;
+}
+
 int process_set_user(const struct spec_process *p, struct umw_error **err)
 {
         /* Keep the permitted set across the uid change: caps_apply() then
@@ -130,7 +152,7 @@ int process_set_user(const struct spec_process *p, struct umw_error **err)
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
                 return umw_fail_errno(err, "prctl(PR_SET_KEEPCAPS)");
         int r = process_set_groups(p, err);
-        if (r < 0)
+        if (r < 0 || (r = chown_stdio(p, err)) < 0)
                 return r;
         if (setresgid(p->gid, p->gid, p->gid) < 0)
                 return umw_fail_errno(err, "setresgid %u", p->gid);
@@ -210,10 +232,80 @@ int process_find_executable(const struct spec_process *p, char **out, struct umw
         return 0;
 }
 
+/* mkdir -p of an absolute path, in the container's root: a cwd the image
+ * lacks is made, as crun and runc make it. */
+static int make_dirs(const char *path)
+{
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
+                if (s)
+                        *s = '\0';
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                if (!s)
+                        return 0;
+                *s = '/';
+        }
+}
+
+int process_make_cwd(const struct spec_process *p, struct umw_error **err)
+{
+        struct stat st;
+        if (!p->cwd || stat(p->cwd, &st) == 0 || errno != ENOENT)
+                return 0;
+        int r = make_dirs(p->cwd);
+        return r < 0 ? umw_fail_sys(err, -r, "make cwd `%s` (.process.cwd)", p->cwd) : 0;
+}
+
 int process_chdir(const struct spec_process *p, struct umw_error **err)
 {
         const char *cwd = p->cwd ? p->cwd : "/";
         if (chdir(cwd) < 0)
                 return umw_fail_errno(err, "chdir to cwd `%s` (.process.cwd)", cwd);
+        return 0;
+}
+
+/* The home of uid in the container's /etc/passwd, "/" when it has none (as
+ * runc and crun): opened non-blocking and read only when a regular file, so
+ * that an image's fifo or device there cannot stall or feed the init. */
+static char *passwd_home(uid_t uid)
+{
+        _cleanup_close_ int fd = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return strdup("/");
+        FILE *f = fdopen(fd, "re");
+        if (!f)
+                return strdup("/");
+        TAKE_FD(fd);
+        char *home = NULL;
+        struct passwd *pw;
+        while (!home && (pw = fgetpwent(f)))
+                if (pw->pw_uid == uid && pw->pw_dir && pw->pw_dir[0])
+                        home = strdup(pw->pw_dir);
+        fclose(f);
+        return home ? home : strdup("/");
+}
+
+int process_env_with_home(const struct spec_process *p, const char ***out, struct umw_error **err)
+{
+        *out = NULL;
+        size_t n = 0;
+        for (; p->env && p->env[n]; n++)
+                if (strncmp(p->env[n], "HOME=", 5) == 0)
+                        return 0;
+        _cleanup_free_ char *home = passwd_home(p->uid);
+        const char **env = calloc(n + 2, sizeof(*env));
+        char *var = NULL;
+        if (!home || !env || asprintf(&var, "HOME=%s", home) < 0) {
+                free(env);
+                return umw_fail_sys(err, ENOMEM, "HOME for uid %u", p->uid);
+        }
+        if (n)
+                memcpy(env, p->env, n * sizeof(*env));
+        env[n] = var;
+        *out = env;
         return 0;
 }

@@ -110,6 +110,19 @@ static int parse_seccomp_rules(yajl_val arr, const struct umw_jloc *loc, struct 
         return 0;
 }
 
+/* umwelt-run has no seccomp listener: a config that names one is refused
+ * rather than run without it (its agent would wait for a notify fd that
+ * never comes). */
+static int refuse_listener(yajl_val obj, const struct umw_jloc *loc, struct umw_error **err)
+{
+        const char *path = NULL;
+        int r = member_string(obj, loc, "listenerPath", false, &path, err);
+        if (r < 0 || !path || !*path)
+                return r;
+        struct umw_jloc at = umw_jloc_key(loc, "listenerPath");
+        return umw_json_expected(&at, "no seccomp listener (umwelt-run has none)", err);
+}
+
 int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
                        struct umw_error **err)
 {
@@ -131,7 +144,8 @@ int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *sp
             (r = member_strv(obj, loc, "architectures", &sc->architectures, &sc->n_architectures,
                              err)) < 0 ||
             (r = member_strv(obj, loc, "flags", &sc->flags, &sc->n_flags, err)) < 0 ||
-            (r = member_typed(obj, loc, "syscalls", true, &rules, &rules_at, err)) < 0)
+            (r = member_typed(obj, loc, "syscalls", true, &rules, &rules_at, err)) < 0 ||
+            (r = refuse_listener(obj, loc, err)) < 0)
                 return r;
         return rules ? parse_seccomp_rules(rules, &rules_at, sc, err) : 0;
 }

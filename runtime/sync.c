@@ -20,6 +20,27 @@ union fd_control {
         char buf[CMSG_SPACE(sizeof(int) * SYNC_MAX_FDS)];
 };
 
+static int check_packet(struct sync_packet *p, ssize_t n, enum sync_msg type, const char *what,
+                        struct umw_error **err);
+
+/* A send that failed: when the peer sent its error and exited before
+ * reading ours (EPIPE with its packet still queued), its failure is the one
+ * to report, with its exit class, not the broken pipe. */
+static int send_failed(int fd, struct umw_error **err)
+{
+        int e = errno;
+        struct sync_packet p;
+        ssize_t n = -1;
+        /* The peer is gone: a receive returns at once, its queued packet or
+         * EOF. One that closed with our last message unread leaves
+         * ECONNRESET pending, reported by the first receive. */
+        for (int i = 0; i < 2 && n < 0 && (e == EPIPE || e == ECONNRESET); i++)
+                n = recv(fd, &p, sizeof(p), 0);
+        if (n >= (ssize_t)offsetof(struct sync_packet, msg) && p.type == SYNC_ERROR)
+                return check_packet(&p, n, SYNC_ERROR, "container init", err);
+        return umw_fail_sys(err, e, "sync with container init");
+}
+
 int sync_send_fds(int fd, enum sync_msg type, const int *fds, size_t n, struct umw_error **err)
 {
         struct sync_packet p = {.type = type};
@@ -39,7 +60,7 @@ int sync_send_fds(int fd, enum sync_msg type, const int *fds, size_t n, struct u
                 memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
         }
         if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
-                return umw_fail_errno(err, "sync with container init");
+                return send_failed(fd, err);
         return 0;
 }
 
@@ -47,7 +68,7 @@ int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err)
 {
         struct sync_packet p = {.type = type, .value = value};
         if (send(fd, &p, offsetof(struct sync_packet, msg), MSG_NOSIGNAL) < 0)
-                return umw_fail_errno(err, "sync with container init");
+                return send_failed(fd, err);
         return 0;
 }
 
@@ -121,6 +142,8 @@ int sync_expect_fds(int fd, enum sync_msg type, const char *what, int *fds, size
         do
                 got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
         while (got < 0 && errno == EINTR);
+        if (got < 0 && errno == ECONNRESET) /* reported before the packet queued */
+                got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (got < 0)
                 return umw_fail_errno(err, "sync with %s", what);
         *n = take_fds(&mh, fds, SYNC_MAX_FDS);
@@ -139,6 +162,8 @@ int sync_expect(int fd, enum sync_msg type, const char *what, int *value, struct
         do
                 n = recv(fd, &p, sizeof(p), 0);
         while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == ECONNRESET) /* reported before the packet queued */
+                n = recv(fd, &p, sizeof(p), MSG_DONTWAIT);
         if (n < 0)
                 return umw_fail_errno(err, "sync with %s", what);
         int r = check_packet(&p, n, type, what, err);

@@ -170,6 +170,24 @@ t_eq "with devices denied, /dev/null, zero and urandom still work" "0 4 4" \
 
 # refused NAME WANT-CODE REGEX: create must fail with that code and message
 # and leave no state and no cgroup.
+# Realtime CPU on v1: umwelt-run/ starts with rt_runtime_us 0, and a child
+# may not have more than its parent; create gives the parents the budget.
+rt_parent=$CG/cpu/umwelt-run/cpu.rt_runtime_us
+if [[ -f $rt_parent ]] && echo 0 >"$rt_parent" 2>/dev/null; then
+        limits '{"cpu": {"realtimeRuntime": 1000, "realtimePeriod": 100000}}' /bin/probe sleep 60
+        new_id
+        id=$T_LAST_ID
+        capture rt run -d --bundle "$b" "$id"
+        t_eq "cpu.realtimeRuntime on v1 under a parent with budget 0" \
+                "0 1000 100000" "$T_RC $(cat "$(cg_dir cpu "$id")/cpu.rt_runtime_us" "$(cg_dir cpu "$id")/cpu.rt_period_us" 2>&1 | tr "\n" " " | sed "s/ $//")" "$T_OUT"
+        rt delete -f "$id" >/dev/null 2>&1
+        # The child's budget is released with its directory, not always at
+        # once: the parent goes back to 0 as it was.
+        for _ in $(seq 20); do echo 0 2>/dev/null >"$rt_parent" && break; sleep 0.1; done
+else
+        t_skip "cpu.realtimeRuntime on v1 under a parent with budget 0" "no v1 cpu rt_runtime_us"
+fi
+
 refused() {
         local name=$1 code=$2 re=$3
         new_id

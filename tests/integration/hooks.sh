@@ -73,6 +73,7 @@ for n in prestart createRuntime createContainer startContainer poststart; do
         t_eq "$n: state pid is the container's" "$pid" "$(hook_state "$n" 'j.get("pid")')"
 done
 t_eq "createRuntime: status creating" creating "$(hook_state createRuntime 'j["status"]')"
+t_eq "prestart: status created (crun, runtime-tools hooks_stdin)" created "$(hook_state prestart 'j["status"]')"
 t_eq "poststart: status running" running "$(hook_state poststart 'j["status"]')"
 t_eq "poststop: status stopped" stopped "$(hook_state poststop 'j["status"]')"
 
@@ -125,6 +126,30 @@ new_id
 rt run --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
 t_eq "failing poststop hook still runs" poststop "$(order)"
 t_eq "failing poststop hook does not keep the container" "" "$(rt list -q 2>/dev/null)"
+
+cfg_set "$b" "c['hooks'] = {'poststop': [eval(\"$(hook poststop-a 1)\"), eval(\"$(hook poststop-b)\")]}"
+rm -f "$hl/order"
+new_id
+rt run --bundle "$b" "$T_LAST_ID" >/dev/null 2>"$T_TMP/poststop.err" </dev/null
+t_eq "a failing poststop hook does not skip the next" "poststop-a poststop-b" "$(order)"
+t_match "the failing poststop hook is a warning" "poststop hook.*hook.sh" "$(cat "$T_TMP/poststop.err")"
+
+# Hooks without env: the runtime's environment on its side (podman's
+# hooks.d hooks find their tools by PATH), only its PATH in the container's.
+printf '#!/bin/sh\necho "PATH=${PATH:-unset} MARK=${UMW_HOOK_MARK:-unset}" >"$1/$2.env"\n' >"$hl/env.sh"
+chmod 755 "$hl/env.sh"
+envhook() { echo "{'path': '$hl/env.sh', 'args': ['env.sh', '$hl', '$1']}"; }
+cfg_set "$b" "c['hooks'] = {n: [eval(h)] for n, h in [
+  ('prestart', \"$(envhook prestart)\"),
+  ('startContainer', \"$(envhook startContainer)\"),
+  ('poststop', \"$(envhook poststop)\")]}"
+new_id
+PATH=/usr/sbin:/usr/bin:/sbin:/bin UMW_HOOK_MARK=m rt run --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
+for n in prestart poststop; do
+        t_eq "$n without env gets the runtime's" "PATH=/usr/sbin:/usr/bin:/sbin:/bin MARK=m" "$(cat "$hl/$n.env" 2>&1)"
+done
+t_eq "startContainer without env gets the runtime's PATH only" \
+        "PATH=/usr/sbin:/usr/bin:/sbin:/bin MARK=unset" "$(cat "$hl/startContainer.env" 2>&1)"
 
 # A `run` killed between create and start: its createRuntime hook notes the
 # init's pid and SIGKILLs the runtime (the hook's parent) before it sends GO.

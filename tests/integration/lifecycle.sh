@@ -94,6 +94,7 @@ expect_code "state of an unknown id" 4 rt state no-such-container
 expect_code "start of an unknown id" 4 rt start no-such-container
 expect_code "kill of an unknown id" 4 rt kill no-such-container TERM
 expect_code "delete of an unknown id" 4 rt delete no-such-container
+expect_code "delete --force of an unknown id exits 0 (runc, crun)" 0 rt delete --force no-such-container
 expect_code "ps of an unknown id" 4 rt ps no-such-container
 
 # ---------------------------------------------------------------- kill variants

@@ -37,8 +37,24 @@ if '$t' == 'uts': c.pop('hostname', None)"
         run_in "$b" /bin/probe ns
         t_eq "absent $t namespace is the host's" "$(host_ns "${kname[$t]}")" "$(ns_of "$T_OUT" "${kname[$t]}")" "$T_ERR"
 done
+cfg_set "$b" "c['linux']['namespaces'] = [{'type': x} for x in $ALL if x != 'uts']
+c['hostname'] = 'not-the-host'"
+run_in "$b" /bin/hostname
+t_eq "a hostname without a uts namespace is refused" "3 $(hostname)" "$T_RC $(hostname)" "$T_OUT" "$T_ERR"
+# The init fails after GO, often before create's next message: its error
+# (exit 3) is what create reports, never the broken pipe (exit 1).
+codes=
+for i in $(seq 20); do
+        run_in "$b" /bin/hostname
+        codes+=$T_RC
+done
+t_eq "the init's refusal is create's exit code every time" "$(printf '3%.0s' $(seq 20))" "$codes" "$T_ERR"
 cfg_set "$b" "c['linux']['namespaces'] = [{'type': t} for t in $ALL]
 c['hostname'] = 'ns-test'"
+
+# A new network namespace has lo up (podman --network none: 127.0.0.1).
+run_in "$b" /bin/cat /sys/class/net/lo/flags
+t_eq "lo is up in a new network namespace" 0x9 "$T_OUT" "$T_ERR"
 
 # pid namespace: the process is pid 1 and sees only its own processes.
 run_in "$b" /bin/sh -c 'echo $$; set -- /proc/[0-9]*; echo $#'
@@ -79,6 +95,11 @@ c.pop('hostname', None)"
         t_eq "pid namespace still new" no "$([[ $(ns_of "$T_OUT" pid) == "$(stat -L -c %i "/proc/$pida/ns/pid")" ]] && echo yes || echo no)"
         run_in "$b" /bin/hostname
         t_eq "joined uts namespace has the first container's hostname" first "$T_OUT" "$T_ERR"
+        # CRI-O sets the pod's name on every container that joins its uts.
+        cfg_set "$b" "c['hostname'] = 'pod-name'"
+        run_in "$b" /bin/hostname
+        t_eq "hostname set in a uts namespace joined by path" "0 pod-name" "$T_RC $T_OUT" "$T_ERR"
+        cfg_set "$b" "c.pop('hostname', None)"
 
         cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']
 c['linux']['namespaces'].append({'type': 'network', 'path': '/proc/$pida/ns/uts'})"
@@ -89,6 +110,15 @@ c['linux']['namespaces'].append({'type': 'network', 'path': '$T_TMP/not-a-namesp
         touch "$T_TMP/not-a-namespace"
         run_in "$b" /bin/probe ns
         t_eq "joining a path that is not a namespace fails" fails "$([[ $T_RC -ne 0 ]] && echo fails || echo "ran: $T_OUT")"
+        # The user namespace is joined at start: its type is checked at create.
+        cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']
+c['linux']['namespaces'] += [{'type': 'network'}, {'type': 'user', 'path': '/proc/$pida/ns/uts'}]"
+        new_id
+        capture_split rt create --bundle "$b" "$T_LAST_ID"
+        t_eq "create refuses a user namespace path of another type" 3 "$T_RC" "$T_ERR"
+        t_match "the refusal names the path" "/proc/$pida/ns/uts is not a user namespace" "$T_ERR"
+        rt delete -f "$T_LAST_ID" >/dev/null 2>&1
+        cfg_set "$b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'user']"
 fi
 rt delete -f "$ida" >/dev/null 2>&1
 cfg_set "$b" "c['linux']['namespaces'] = [{'type': t} for t in $ALL]"

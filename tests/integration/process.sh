@@ -111,6 +111,50 @@ out=$(printf 'line1\nline2\n' | rt run --bundle "$b" "$T_LAST_ID" 2>/dev/null)
 t_eq "stdin passes through run" "line1
 line2" "$out"
 
+# HOME from the container's /etc/passwd when env has none; "/" without an
+# entry; a HOME in env wins.
+cfg_set "$b" 'c["process"]["env"] = ["PATH=/bin"]'
+run_in "$b" /bin/sh -c 'echo "$HOME"'
+t_eq "HOME of uid 0 from /etc/passwd" /root "$T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["user"] = {"uid": 4321, "gid": 4321}'
+run_in "$b" /bin/sh -c 'echo "$HOME"'
+t_eq "HOME is / for a uid without a passwd entry" / "$T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["user"] = {"uid": 0, "gid": 0}; c["process"]["env"] = ["PATH=/bin", "HOME=/given"]'
+run_in "$b" /bin/sh -c 'echo "$HOME"'
+t_eq "a HOME in env is kept" /given "$T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["env"] = ["PATH=/bin"]'
+cfg_args "$b" /bin/sleep 1000
+new_id
+rt run -d --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
+capture_split rt exec "$T_LAST_ID" /bin/sh -c 'echo "$HOME"'
+t_eq "exec: HOME of uid 0 from /etc/passwd" /root "$T_OUT" "$T_ERR"
+rt delete -f "$T_LAST_ID" >/dev/null 2>&1
+
+# A cwd the image lacks is made.
+cfg_set "$b" 'c["process"]["cwd"] = "/not/there/yet"'
+run_in "$b" /bin/sh -c 'pwd'
+t_eq "a missing cwd is created" "0 /not/there/yet" "$T_RC $T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["cwd"] = "/not/there/either"; c["root"]["readonly"] = True'
+run_in "$b" /bin/sh -c 'pwd'
+t_eq "a missing cwd is created in a read-only root" "0 /not/there/either" "$T_RC $T_OUT" "$T_ERR"
+cfg_set "$b" 'c["process"]["cwd"] = "/"; c["root"]["readonly"] = False'
+
+# A non-root process reopens its stdio by name when it is a pipe of the
+# caller's (conmon's, a shim's): podman run --user 1000 ... >/dev/stdout.
+cfg_set "$b" 'c["process"]["user"] = {"uid": 1000, "gid": 1000}'
+cfg_args "$b" /bin/sh -c 'echo out >/dev/stdout && echo err >/proc/self/fd/2'
+new_id
+out=$(rt run --bundle "$b" "$T_LAST_ID" 2>&1 </dev/null | cat)
+t_eq "uid 1000 reopens its stdout and stderr pipes" "out
+err" "$out"
+f=$T_TMP/stdout-file
+: >"$f"
+chmod 600 "$f"
+new_id
+rt run --bundle "$b" "$T_LAST_ID" >"$f" 2>/dev/null </dev/null
+t_eq "a file given as stdout is not chowned" "0:0 600" "$(stat -c '%u:%g %a' "$f")"
+cfg_set "$b" 'c["process"]["user"] = {"uid": 0, "gid": 0}'
+
 # ---------------------------------------------------------------- uts, sysctl, oom
 
 cfg_set "$b" 'c["hostname"] = "box1"; c["domainname"] = "example.test"'

@@ -81,4 +81,12 @@ c["process"]["user"] = {"uid": 0, "gid": 0}'
 run_in "$b" /bin/probe status Seccomp
 t_eq "no seccomp config: no filter" "Seccomp 0" "$T_OUT" "$T_ERR"
 
+# A listener named: refused, not run without it (crun's test_seccomp waited
+# forever on its socket for a notify fd umwelt-run never sent).
+cfg_set "$b" "c['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW', 'listenerPath': '$T_TMP/listener'}"
+run_in "$b" /bin/true
+t_eq "seccomp listenerPath is refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_match "the refusal names listenerPath" "listenerPath" "$T_ERR"
+cfg_set "$b" "c['linux'].pop('seccomp')"
+
 t_done
