@@ -80,14 +80,46 @@ static int set_attr(int mnt_fd, struct mount_attr *a, bool recursive)
         return 0;
 }
 
+/* A source naming one of the runtime's own fds, /proc/self/fd/N (the
+ * sandbox face's binds, each opened and checked once by compose), is that
+ * fd's inode. The fd's mount lies in the caller's mount namespace, which
+ * open_tree cannot clone from the container's (EINVAL), so the tree is
+ * cloned by the fd's path in this namespace (a copy of the caller's, not yet
+ * pivoted), no trailing link followed, and kept only if its root is the fd's
+ * inode: a path renamed or swapped since the check is refused, never
+ * followed. Any other source is the caller's path as given. */
+static int clone_source(const char *source, unsigned int flags, struct umw_error **err)
+{
+        int n;
+        char tail, path[PATH_MAX];
+        if (sscanf(source, "/proc/self/fd/%d%c", &n, &tail) != 1) {
+                int fd = open_tree(AT_FDCWD, source, flags);
+                return fd < 0 ? umw_fail_errno(err, "bind %s", source) : fd;
+        }
+        struct stat want, got;
+        ssize_t len = fstat(n, &want) < 0 ? -1 : readlink(source, path, sizeof(path) - 1);
+        if (len < 0)
+                return umw_fail_errno(err, "bind %s", source);
+        path[len] = '\0';
+        _cleanup_close_ int fd = open_tree(AT_FDCWD, path, flags | AT_SYMLINK_NOFOLLOW);
+        if (fd < 0 || fstat(fd, &got) < 0)
+                return umw_fail_errno(err, "bind %s (%s)", path, source);
+        if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+                return umw_fail(err, UMW_EXIT_FAILURE, EPERM,
+                                "bind %s: not the file checked before (moved or replaced since); "
+                                "refusing",
+                                path);
+        return TAKE_FD(fd);
+}
+
 /* A clone of source (with its submounts when recursive), opts applied. */
 static int bind_tree(const char *source, const struct mount_opts *o, bool recursive,
                      struct umw_error **err)
 {
         unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
-        _cleanup_close_ int fd = open_tree(AT_FDCWD, source, flags);
+        _cleanup_close_ int fd = clone_source(source, flags, err);
         if (fd < 0)
-                return umw_fail_errno(err, "bind %s", source);
+                return fd;
         struct mount_attr a = {0};
         opts_to_attr(o, &a);
         int r = set_attr(fd, &a, recursive);
