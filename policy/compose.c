@@ -216,10 +216,19 @@ static void gen_bind(yajl_gen g, const char *path, const char *source, bool dir,
 static const char *const tmpfs_sticky[] = {"nosuid", "nodev", "mode=1777", NULL};
 static const char *const tmpfs_shut[] = {"nosuid", "nodev", "noexec", "mode=755", "size=64k", NULL};
 
+/* The host's state, not its toolchain: on the embedded default root each of
+ * these is an empty root-owned tmpfs (as /home and /run; writable by root
+ * only, so a workspace or grant below one still gets its mount point), so
+ * no service's data or socket there (/var/lib's engines and databases, /srv,
+ * /mnt, /media) is in view. /var keeps only /var/tmp (a sticky tmpfs, as
+ * /tmp): programs write scratch files there; nothing else in /var is what a
+ * program needs to run (dpkg's database, caches and logs are the host's). */
+static const char *const state_dirs[] = {"/var", "/srv", "/mnt", "/media", NULL};
+
 /* The kernel's and the host's filesystems, new or read-only, and the places
  * the host keeps people's files and sockets, hidden under empty tmpfs: /run
  * covers /run/user and the engines' sockets (/var/run is a link to it). */
-static void gen_system_mounts(yajl_gen g, const char *home)
+static void gen_system_mounts(yajl_gen g, const char *home, bool host_root)
 {
         gen_mount(g, "/proc", "proc", "proc",
                   (const char *const[]){"nosuid", "noexec", "nodev", NULL});
@@ -237,6 +246,8 @@ static void gen_system_mounts(yajl_gen g, const char *home)
         gen_mount(g, "/sys", "sysfs", "sysfs",
                   (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
         gen_mount(g, "/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
+        for (const char *const *d = state_dirs; host_root && *d; d++)
+                gen_mount(g, *d, "tmpfs", "tmpfs", tmpfs_shut);
         gen_mount(g, "/var/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
         gen_mount(g, "/run", "tmpfs", "tmpfs", tmpfs_shut);
         gen_mount(g, "/home", "tmpfs", "tmpfs", tmpfs_shut);
@@ -453,7 +464,7 @@ static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_err
 {
         umw_jgen_key(g, "mounts");
         yajl_gen_array_open(g);
-        gen_system_mounts(g, in->home);
+        gen_system_mounts(g, in->home, strcmp(in->rootfs, "/") == 0);
         gen_home(g, in);
         int r = gen_grants(g, in, false, err);
         if (r >= 0)
@@ -582,6 +593,59 @@ static const char *const masked_paths[] = {"/proc/acpi",
 static const char *const readonly_paths[] = {
     "/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
 
+/* Directories the sandbox covers with a tmpfs of its own on the host's root,
+ * so a socket below one is out of view unless a bind brings it back. */
+static const char *const covered_dirs[] = {"/tmp", "/var",   "/run", "/home", "/root", "/srv",
+                                           "/mnt", "/media", "/dev", "/proc", "/sys",  NULL};
+
+/* Whether the sandbox may see path on the host's root: not below a covered
+ * directory or the fresh home, or below the workspace or a grant (binds of
+ * the host's own files, sockets included). */
+static bool in_view(const struct compose_input *in, const char *path)
+{
+        if (strictly_below(path, in->workspace))
+                return true;
+        for (size_t i = 0; in->grants && i < in->grants->len; i++)
+                if (strictly_below(path, in->grants->items[i].path))
+                        return true;
+        if (strictly_below(path, in->home))
+                return false;
+        for (const char *const *d = covered_dirs; *d; d++)
+                if (strictly_below(path, *d))
+                        return false;
+        return true;
+}
+
+/* Every pathname socket bound in the caller's network namespace (the
+ * host's: compose runs before the sandbox's exist) that the sandbox would
+ * see, masked: connect() needs only search and write permission, which a
+ * read-only mount does not take away, so a service listening under /etc,
+ * /opt or the workspace would be one connect() from the sandbox.
+ * /proc/net/unix ends each line with the path as bound; abstract ones (@)
+ * are the sandbox's network namespace's own, relative ones cannot be placed
+ * (left out). A host without /proc/net/unix has no socket to list. */
+static int gen_host_sockets(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/net/unix", "re");
+        if (!f)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "read /proc/net/unix");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        while ((n = getline(&line, &cap, f)) > 0) {
+                line[n - 1] = line[n - 1] == '\n' ? '\0' : line[n - 1];
+                /* Num RefCount Protocol Flags Type St Inode Path */
+                char *path = line;
+                for (int field = 0; path && field < 7; field++) {
+                        path += strspn(path, " ");
+                        path = strchr(path, ' ');
+                }
+                if (path && (path += strspn(path, " "))[0] == '/' && in_view(in, path))
+                        umw_jgen_str(g, path);
+        }
+        return ferror(f) ? umw_fail_errno(err, "read /proc/net/unix") : 0;
+}
+
 static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         umw_jgen_key(g, "linux");
@@ -600,7 +664,13 @@ static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_erro
                 umw_jgen_key(g, "seccomp");
                 yajl_gen_number(g, profile, strlen(profile));
         }
-        gen_strv(g, "maskedPaths", masked_paths);
+        umw_jgen_key(g, "maskedPaths");
+        yajl_gen_array_open(g);
+        for (const char *const *p = masked_paths; *p; p++)
+                umw_jgen_str(g, *p);
+        if (r >= 0 && strcmp(in->rootfs, "/") == 0)
+                r = gen_host_sockets(g, in, err);
+        yajl_gen_array_close(g);
         gen_strv(g, "readonlyPaths", readonly_paths);
         yajl_gen_map_close(g);
         return r;
