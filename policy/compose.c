@@ -616,6 +616,20 @@ static bool in_view(const struct compose_input *in, const char *path)
         return true;
 }
 
+const char *compose_unix_socket_path(char *line)
+{
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n')
+                line[len - 1] = '\0';
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        char *path = line;
+        for (int field = 0; path && field < 7; field++) {
+                path += strspn(path, " ");
+                path = strchr(path, ' ');
+        }
+        return path && (path += strspn(path, " "))[0] == '/' ? path : NULL;
+}
+
 /* Every pathname socket bound in the caller's network namespace (the
  * host's: compose runs before the sandbox's exist) that the sandbox would
  * see, masked: connect() needs only search and write permission, which a
@@ -633,14 +647,8 @@ static int gen_host_sockets(yajl_gen g, const struct compose_input *in, struct u
         size_t cap = 0;
         ssize_t n;
         while ((n = getline(&line, &cap, f)) > 0) {
-                line[n - 1] = line[n - 1] == '\n' ? '\0' : line[n - 1];
-                /* Num RefCount Protocol Flags Type St Inode Path */
-                char *path = line;
-                for (int field = 0; path && field < 7; field++) {
-                        path += strspn(path, " ");
-                        path = strchr(path, ' ');
-                }
-                if (path && (path += strspn(path, " "))[0] == '/' && in_view(in, path))
+                const char *path = compose_unix_socket_path(line);
+                if (path && in_view(in, path))
                         umw_jgen_str(g, path);
         }
         return ferror(f) ? umw_fail_errno(err, "read /proc/net/unix") : 0;

@@ -65,5 +65,9 @@ int compose_config(const struct compose_input *in, char **json, struct umw_error
  * LANG, LC_*, HOME, USER, SHELL and the project's extras, never a
  * credential (SSH_AUTH_SOCK, *_TOKEN, *_KEY, AWS_*, ...). */
 bool compose_env_allowed(const char *entry, const char *const *extra);
+/* The path of a pathname socket in a line of /proc/net/unix (its newline
+ * cut off in place), or NULL: the header, an unnamed or abstract socket,
+ * or a path bound relative to its binder's directory. */
+const char *compose_unix_socket_path(char *line);
 
 #endif

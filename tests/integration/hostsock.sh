@@ -4,7 +4,8 @@
 # view of it. The host listens (stream and datagram) under /srv, /var/lib,
 # /mnt, /run, /tmp, /etc, /opt and in the workspace; from inside root's and
 # the unprivileged user's sandbox on the host's root, connect() to each must
-# fail, while a socket the sandbox binds itself still works.
+# fail, while a socket the sandbox binds itself still works; doctor --deep
+# tries the host's sockets from inside and finds none reachable.
 T_NAME=hostsock
 . "$(dirname "$0")/lib.sh"
 t_require_root
@@ -76,8 +77,24 @@ check() {
         t_eq "$who: a socket the sandbox binds itself works" "own ok" "$(tail -n 1 <<<"$T_OUT")"
 }
 
+# doctor --deep: its inside check tries every socket of the host's
+# /proc/net/unix (these among them) and finds none reachable.
+deep() {
+        local who=$1
+        shift
+        capture_split "$@" doctor --deep --json
+        t_eq "$who: doctor --deep: no host socket reachable from inside" "True 1" \
+                "$("$PY" -c 'import json, re, sys
+c = [c for c in json.load(sys.stdin)["checks"] if c["name"] == "inside: host sockets"]
+print(c[0]["ok"] if c else "absent",
+      int(int(re.search(r"\((\d+) tried\)", c[0]["detail"]).group(1)) >= int(sys.argv[1])) if c else "")' \
+                        $((${#socks[@]} + 1)) <<<"$T_OUT" 2>&1)" "$T_OUT"
+}
+
 check root env HOME="$T_TMP/h" XDG_STATE_HOME="$T_TMP/state" "$RT" --root "$T_ROOT"
+deep root env HOME="$T_TMP/h" "$RT" --root "$T_ROOT"
 chown -R "$U:$G" "$proj"
 check user as_user "$RT"
+deep user as_user "$RT"
 
 t_done
