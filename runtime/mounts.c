@@ -112,14 +112,35 @@ static int clone_source(const char *source, unsigned int flags, struct umw_error
         return TAKE_FD(fd);
 }
 
+static int tree_opts(int fd, const char *source, const struct mount_opts *o, bool recursive,
+                     struct umw_error **err);
+
 /* A clone of source (with its submounts when recursive), opts applied. */
 static int bind_tree(const char *source, const struct mount_opts *o, bool recursive,
                      struct umw_error **err)
 {
         unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
-        _cleanup_close_ int fd = clone_source(source, flags, err);
-        if (fd < 0)
-                return fd;
+        int fd = clone_source(source, flags, err);
+        return fd < 0 ? fd : tree_opts(fd, source, o, recursive, err);
+}
+
+/* The same for the file open at fd (source: its name, for errors). */
+static int bind_tree_at(int fd, const char *source, const struct mount_opts *o, bool recursive,
+                        struct umw_error **err)
+{
+        unsigned int flags =
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+        int tree = open_tree(fd, "", flags);
+        if (tree < 0)
+                return umw_fail_errno(err, "bind %s", source);
+        return tree_opts(tree, source, o, recursive, err);
+}
+
+/* opts applied to the tree fd (taken: closed on failure). */
+static int tree_opts(int tree, const char *source, const struct mount_opts *o, bool recursive,
+                     struct umw_error **err)
+{
+        _cleanup_close_ int fd = tree;
         struct mount_attr a = {0};
         opts_to_attr(o, &a);
         int r = set_attr(fd, &a, recursive);
@@ -354,15 +375,34 @@ static int check_magic(int rootfs_fd, const char *dest, unsigned long magic, str
         return 0;
 }
 
-static int mount_bind(const struct spec_mount *m, const struct mount_opts *o, int dest_fd,
-                      struct umw_error **err)
+/* A source below the rootfs (the image's own files) is looked up in it, as
+ * a destination is: a symlink the image holds stays inside the rootfs
+ * instead of taking the host's file with it. "" when it is not below. */
+static const char *below_rootfs(const char *source, const char *rootfs)
+{
+        size_t n = strlen(rootfs);
+        if (n <= 1 || strncmp(source, rootfs, n) != 0 || source[n] != '/')
+                return "";
+        return source + n;
+}
+
+static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
+                      const struct mount_root *root, int dest_fd, struct umw_error **err)
 {
         if (!m->source)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "mounts: bind mount of %s has no source", m->destination);
         if (o->data)
                 umw_debug("bind mount %s: options \"%s\" ignored", m->destination, o->data);
-        _cleanup_close_ int tree = bind_tree(m->source, o, o->recursive, err);
+        const char *inside = below_rootfs(m->source, root->path);
+        _cleanup_close_ int at =
+            inside[0] ? root_openat(root->fd, inside, O_PATH | O_CLOEXEC, 0) : AT_FDCWD;
+        if (at < 0 && at != AT_FDCWD)
+                return umw_fail_sys(err, -at, "bind %s (in the rootfs)", m->source);
+        _cleanup_close_ int tree = inside[0] ? bind_tree_at(at, m->source, o, o->recursive, err)
+                                             : bind_tree(m->source, o, o->recursive, err);
+        if (at == AT_FDCWD)
+                at = -1;
         if (tree < 0)
                 return tree;
         int r = attach_mount(tree, dest_fd);
@@ -645,8 +685,8 @@ static int open_dest(const struct spec_mount *m, bool bind, int rootfs_fd, struc
         return root_open_create(rootfs_fd, m->destination, kind, err);
 }
 
-static int mount_one(const struct spec *spec, const struct spec_mount *m, int rootfs_fd,
-                     bool in_userns, struct umw_error **err)
+static int mount_one(const struct spec *spec, const struct spec_mount *m,
+                     const struct mount_root *root, bool in_userns, struct umw_error **err)
 {
         if (!m->destination || m->destination[0] != '/')
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -656,6 +696,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         if (r < 0)
                 return r;
         bool bind = is_bind(m, &o);
+        int rootfs_fd = root->fd;
         _cleanup_close_ int dest = -1;
         if (!bind && !m->type)
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -664,7 +705,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         else if ((dest = open_dest(m, bind, rootfs_fd, err)) < 0)
                 r = dest;
         else if (bind)
-                r = mount_bind(m, &o, dest, err);
+                r = mount_bind(m, &o, root, dest, err);
         else if (strcmp(m->type, "cgroup") == 0)
                 r = mount_cgroup(spec, m, &o, rootfs_fd, dest, in_userns, err);
         else
@@ -673,11 +714,12 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         return r;
 }
 
-int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, struct umw_error **err)
+int mounts_setup(const struct spec *spec, const struct mount_root *root, bool in_userns,
+                 struct umw_error **err)
 {
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct spec_mount *m = &spec->mounts[i];
-                int r = mount_one(spec, m, rootfs_fd, in_userns, err);
+                int r = mount_one(spec, m, root, in_userns, err);
                 if (r < 0)
                         return umw_error_prefix(err, "mount %s on %s", m->type ? m->type : "bind",
                                                 m->destination);

@@ -68,6 +68,22 @@ race() {
                 "$(cat "$T_TMP/agent-$who.log")"
 }
 
+# An OCI bundle (as podman gives one): a bind source below the rootfs is
+# the image's, and a symlink the image holds there must not take a host
+# file with it (it resolves inside the rootfs, where that path is absent).
+oci_secret=$T_TMP/oci-secret
+echo TOPSECRET-oci >"$oci_secret"
+b=$T_TMP/oci
+make_bundle "$b"
+ln -s "$oci_secret" "$b/rootfs/data"
+cfg_set "$b" 'add_mount("/mnt/x", "bind", "'"$b"'/rootfs/data", ["bind", "ro"])
+c["process"]["args"] = ["/bin/cat", "/mnt/x"]'
+new_id
+out=$(rt run --bundle "$b" "$T_LAST_ID" 2>&1 </dev/null)
+t_nomatch "OCI: a bind source below the rootfs that is a symlink out of it brings no host file" \
+        TOPSECRET "$out"
+t_match "... the start fails naming the source" "rootfs/data" "$out"
+
 race root "$T_TMP/home-root"
 # The user's cgroups are not delegated here: its limits best-effort.
 floor 'limits_best_effort = true'
