@@ -464,3 +464,37 @@ Test(compose, bad_input_is_refused)
         umw_error_free(err);
         cr_assert_null(json);
 }
+
+/* /proc/net/unix lines: the path of a pathname socket, spaces kept; none
+ * for the header, an unnamed, abstract or relative one. */
+Test(compose, unix_socket_path_from_proc_net_unix)
+{
+        char named[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4242 /srv/a b/s\n";
+        char header[] = "Num       RefCount Protocol Flags    Type St Inode Path\n";
+        char unnamed[] = "0000000012345678: 00000002 00000000 00000000 0002 01 4243\n";
+        char abstract[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4244 @x\n";
+        char relative[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4245 s.sock\n";
+        cr_assert_str_eq(compose_unix_socket_path(named), "/srv/a b/s");
+        cr_assert_null(compose_unix_socket_path(header));
+        cr_assert_null(compose_unix_socket_path(unnamed));
+        cr_assert_null(compose_unix_socket_path(abstract));
+        cr_assert_null(compose_unix_socket_path(relative));
+}
+
+/* On the host's root the host's state directories are empty tmpfs (/var
+ * with a fresh /var/tmp); an image's own /var is left alone. */
+Test(compose, host_state_directories_hidden_on_the_host_root)
+{
+        struct compose_input in = input();
+        struct spec *s = compose(&in);
+        static const char *const dirs[] = {"/var", "/srv", "/mnt", "/media", "/var/tmp"};
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+                expect_mount(s, dirs[i], "tmpfs");
+        cr_assert_lt(mount_at(s, "/var"), mount_at(s, "/var/tmp"), "/var/tmp on top of /var");
+        spec_free(s);
+        in = input();
+        in.rootfs = "/tmp";
+        s = compose(&in);
+        cr_assert_lt(mount_at(s, "/var"), 0, "an image's /var is its own");
+        spec_free(s);
+}
