@@ -215,12 +215,16 @@ static void gen_bind(yajl_gen g, const char *path, const char *source, bool dir,
 
 static const char *const tmpfs_sticky[] = {"nosuid", "nodev", "mode=1777", NULL};
 static const char *const tmpfs_shut[] = {"nosuid", "nodev", "noexec", "mode=755", "size=64k", NULL};
+static const char *const tmpfs_sealed[] = {"nosuid",   "nodev",    "noexec",
+                                           "mode=555", "size=64k", NULL};
 
 /* The host's state, not its toolchain: on the embedded default root each of
- * these is an empty root-owned tmpfs (as /home and /run; writable by root
- * only, so a workspace or grant below one still gets its mount point), so
- * no service's data or socket there (/var/lib's engines and databases, /srv,
- * /mnt, /media) is in view. /var keeps only /var/tmp (a sticky tmpfs, as
+ * these is an empty tmpfs of mode 555, so no service's data or socket there
+ * (/var/lib's engines and databases, /srv, /mnt, /media) is in view. Not a
+ * read-only mount: the runtime (which holds its capabilities while it
+ * builds) still makes the mount points of /var/tmp and of a workspace or
+ * grant below one; no process of the sandbox holds CAP_DAC_OVERRIDE, so
+ * none can write there. /var keeps only /var/tmp (a sticky tmpfs, as
  * /tmp): programs write scratch files there; nothing else in /var is what a
  * program needs to run (dpkg's database, caches and logs are the host's). */
 static const char *const state_dirs[] = {"/var", "/srv", "/mnt", "/media", NULL};
@@ -247,7 +251,7 @@ static void gen_system_mounts(yajl_gen g, const char *home, bool host_root)
                   (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
         gen_mount(g, "/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
         for (const char *const *d = state_dirs; host_root && *d; d++)
-                gen_mount(g, *d, "tmpfs", "tmpfs", tmpfs_shut);
+                gen_mount(g, *d, "tmpfs", "tmpfs", tmpfs_sealed);
         gen_mount(g, "/var/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
         gen_mount(g, "/run", "tmpfs", "tmpfs", tmpfs_shut);
         gen_mount(g, "/home", "tmpfs", "tmpfs", tmpfs_shut);
