@@ -11,10 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Names a caller's variable may carry in whatever the project says: the
  * agent-relay, session-bus and engine sockets, and anything named like a
@@ -162,7 +166,46 @@ static void gen_mount(yajl_gen g, const char *dest, const char *type, const char
         yajl_gen_map_close(g);
 }
 
-static void gen_bind(yajl_gen g, const char *path, bool dir, bool ro, bool idmap)
+/* ------------------------------------------------------------ sources */
+
+void compose_fds_close(struct compose_fds *f)
+{
+        for (size_t i = 0; i < f->n; i++)
+                close(f->fd[i]);
+        free(f->fd);
+        *f = (struct compose_fds){0};
+}
+
+/* fd kept for the runtime; src its name there, /proc/self/fd/N. Takes fd,
+ * closing it on failure. */
+static int keep_fd(struct compose_fds *f, int fd, char src[static 32], struct umw_error **err)
+{
+        int *more = realloc(f->fd, (f->n + 1) * sizeof(*more));
+        if (!more) {
+                close(fd);
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        }
+        f->fd = more;
+        f->fd[f->n++] = fd;
+        snprintf(src, 32, "/proc/self/fd/%d", fd);
+        return 0;
+}
+
+/* name below dir_fd opened once, no symlink followed on the way or at its
+ * end (a trailing one is opened itself, for the caller to refuse), never
+ * above dir_fd: what is checked through the fd is what gets mounted. */
+static int open_beneath(int dir_fd, const char *name)
+{
+        struct open_how how = {
+            .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+        return fd < 0 ? -errno : fd;
+}
+
+static void gen_bind(yajl_gen g, const char *path, const char *source, bool dir, bool ro,
+                     bool idmap)
 {
         const char *const opts[] = {dir ? "rbind" : "bind",
                                     ro ? "ro" : "rw",
@@ -170,18 +213,31 @@ static void gen_bind(yajl_gen g, const char *path, bool dir, bool ro, bool idmap
                                     "nodev",
                                     idmap ? "idmap" : NULL,
                                     NULL};
-        gen_mount(g, path, "bind", path, opts);
+        gen_mount(g, path, "bind", source, opts);
 }
 
 /* ------------------------------------------------------------ mounts */
 
 static const char *const tmpfs_sticky[] = {"nosuid", "nodev", "mode=1777", NULL};
 static const char *const tmpfs_shut[] = {"nosuid", "nodev", "noexec", "mode=755", "size=64k", NULL};
+static const char *const tmpfs_sealed[] = {"nosuid",   "nodev",    "noexec",
+                                           "mode=555", "size=64k", NULL};
+
+/* The host's state, not its toolchain: on the embedded default root each of
+ * these is an empty tmpfs of mode 555, so no service's data or socket there
+ * (/var/lib's engines and databases, /srv, /mnt, /media) is in view. Not a
+ * read-only mount: the runtime (which holds its capabilities while it
+ * builds) still makes the mount points of /var/tmp and of a workspace or
+ * grant below one; no process of the sandbox holds CAP_DAC_OVERRIDE, so
+ * none can write there. /var keeps only /var/tmp (a sticky tmpfs, as
+ * /tmp): programs write scratch files there; nothing else in /var is what a
+ * program needs to run (dpkg's database, caches and logs are the host's). */
+static const char *const state_dirs[] = {"/var", "/srv", "/mnt", "/media", NULL};
 
 /* The kernel's and the host's filesystems, new or read-only, and the places
  * the host keeps people's files and sockets, hidden under empty tmpfs: /run
  * covers /run/user and the engines' sockets (/var/run is a link to it). */
-static void gen_system_mounts(yajl_gen g, const char *home)
+static void gen_system_mounts(yajl_gen g, const char *home, bool host_root)
 {
         gen_mount(g, "/proc", "proc", "proc",
                   (const char *const[]){"nosuid", "noexec", "nodev", NULL});
@@ -199,6 +255,8 @@ static void gen_system_mounts(yajl_gen g, const char *home)
         gen_mount(g, "/sys", "sysfs", "sysfs",
                   (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
         gen_mount(g, "/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
+        for (const char *const *d = state_dirs; host_root && *d; d++)
+                gen_mount(g, *d, "tmpfs", "tmpfs", tmpfs_sealed);
         gen_mount(g, "/var/tmp", "tmpfs", "tmpfs", tmpfs_sticky);
         gen_mount(g, "/run", "tmpfs", "tmpfs", tmpfs_shut);
         gen_mount(g, "/home", "tmpfs", "tmpfs", tmpfs_shut);
@@ -228,16 +286,43 @@ static bool strictly_below(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* A grant's path opened once from /, no symlink on the way (it is a
+ * realpath: one there now was swapped in since), and still the type it was
+ * granted as. */
+static int open_grant(const struct grant *gr, char src[static 32], struct compose_fds *fds,
+                      struct umw_error **err)
+{
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = root < 0 ? -errno : open_beneath(root, gr->path + 1);
+        if (fd < 0)
+                return umw_fail_sys(err, -fd, "grant %s: open without following a link", gr->path);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !(gr->is_file ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode))) {
+                close(fd);
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "grant %s: no longer the %s it was granted as", gr->path,
+                                gr->is_file ? "file" : "directory");
+        }
+        return keep_fd(fds, fd, src, err);
+}
+
 /* inside: the grants below the workspace (mounted after it, so they are not
  * covered by it) or the others (before it, so a grant of one of its parents
  * does not cover it). */
-static void gen_grants(yajl_gen g, const struct compose_input *in, bool inside)
+static int gen_grants(yajl_gen g, const struct compose_input *in, bool inside,
+                      struct umw_error **err)
 {
         for (size_t i = 0; in->grants && i < in->grants->len; i++) {
                 const struct grant *gr = &in->grants->items[i];
-                if (strictly_below(gr->path, in->workspace) == inside)
-                        gen_bind(g, gr->path, !gr->is_file, gr->mode == GRANT_RO, in->idmap_binds);
+                char src[32];
+                if (strictly_below(gr->path, in->workspace) != inside)
+                        continue;
+                int r = open_grant(gr, src, in->fds, err);
+                if (r < 0)
+                        return r;
+                gen_bind(g, gr->path, src, !gr->is_file, gr->mode == GRANT_RO, in->idmap_binds);
         }
+        return 0;
 }
 
 /* Files in the workspace through which the host runs code later: git's
@@ -256,39 +341,63 @@ struct ws {
         int fd;
         const char *path;
         bool idmap;
+        struct compose_fds *fds;
 };
 
-/* How name in the workspace is: 0 absent, S_IFDIR, S_IFREG; a symlink or
+/* How name in the workspace is: 0 absent, S_IFDIR, S_IFREG, with *fd open on
+ * it (O_PATH, -1 when absent); a symlink (at its end or on the way) or
  * another type is refused, since a bind would follow it out of the place the
- * host later reads. */
-static int entry_type(const struct ws *ws, const char *name, mode_t *type, struct umw_error **err)
+ * host later reads. The bind is made from *fd, so the agent's renames after
+ * this look cannot change what is mounted. */
+static int entry_open(const struct ws *ws, const char *name, mode_t *type, int *fd,
+                      struct umw_error **err)
 {
         struct stat st;
         *type = 0;
-        if (fstatat(ws->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : umw_fail_errno(err, "stat %s/%s", ws->path, name);
-        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+        *fd = open_beneath(ws->fd, name);
+        if (*fd == -ENOENT) {
+                *fd = -1;
+                return 0;
+        }
+        if (*fd < 0 || fstat(*fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+                bool link = *fd == -ELOOP || (*fd >= 0 && S_ISLNK(st.st_mode));
+                int errnum = *fd < 0 ? -*fd : errno;
+                if (*fd >= 0)
+                        close(*fd);
+                *fd = -1;
+                if (errnum && !link)
+                        return umw_fail_sys(err, errnum, "open %s/%s", ws->path, name);
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "%s/%s: expected a file or directory that can be made read-only, "
                                 "found a %s",
-                                ws->path, name,
-                                S_ISLNK(st.st_mode) ? "symbolic link" : "special file");
+                                ws->path, name, link ? "symbolic link" : "special file");
+        }
         *type = st.st_mode & S_IFMT;
         return 0;
+}
+
+static int entry_type(const struct ws *ws, const char *name, mode_t *type, struct umw_error **err)
+{
+        _cleanup_close_ int fd = -1;
+        return entry_open(ws, name, type, &fd, err);
 }
 
 static int protect_entry(yajl_gen g, const struct ws *ws, const char *name, bool placeholder,
                          struct umw_error **err)
 {
         mode_t type;
-        int r = entry_type(ws, name, &type, err);
+        int fd;
+        int r = entry_open(ws, name, &type, &fd, err);
         if (r < 0)
+                return r;
+        char src[32];
+        if (type && (r = keep_fd(ws->fds, fd, src, err)) < 0)
                 return r;
         _cleanup_free_ char *path = NULL;
         if (asprintf(&path, "%s/%s", ws->path, name) < 0)
                 return umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
         if (type)
-                gen_bind(g, path, type == S_IFDIR, true, ws->idmap);
+                gen_bind(g, path, src, type == S_IFDIR, true, ws->idmap);
         else if (placeholder)
                 gen_mount(g, path, "tmpfs", "tmpfs", ro_empty_dir);
         return 0;
@@ -324,36 +433,52 @@ static int protect_git(yajl_gen g, const struct ws *ws, struct umw_error **err)
 
 static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
-        _cleanup_close_ int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return umw_fail_errno(err, "open workspace %s", in->workspace);
-        struct ws ws = {.fd = fd, .path = in->workspace, .idmap = in->idmap_binds};
-        gen_bind(g, in->workspace, true, false, in->idmap_binds);
-        gen_grants(g, in, true);
-        int r = protect_git(g, &ws, err);
+        char src[32];
+        int r = keep_fd(in->fds, fd, src, err);
+        if (r < 0)
+                return r;
+        struct ws ws = {.fd = fd, .path = in->workspace, .idmap = in->idmap_binds, .fds = in->fds};
+        gen_bind(g, in->workspace, src, true, false, in->idmap_binds);
+        r = gen_grants(g, in, true, err);
+        if (r >= 0)
+                r = protect_git(g, &ws, err);
         for (const char *const *p = protected_entries; r >= 0 && *p; p++)
                 r = protect_entry(g, &ws, *p, false, err);
         return r;
 }
 
-/* The sandbox's own read-only binds. */
-static void gen_extra_mounts(yajl_gen g, const struct compose_input *in)
+/* The sandbox's own read-only binds (host directories of the sandbox face),
+ * opened here once like every other source. */
+static int gen_extra_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         const char *const ro_opts[] = {
             "rbind", "ro", "nosuid", "nodev", "noexec", in->idmap_binds ? "idmap" : NULL, NULL};
-        for (size_t i = 0; i < in->n_ro_binds; i++)
-                gen_mount(g, in->ro_binds[i].destination, "bind", in->ro_binds[i].source, ro_opts);
+        for (size_t i = 0; i < in->n_ro_binds; i++) {
+                char src[32];
+                int fd = open(in->ro_binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                int r = fd < 0 ? umw_fail_errno(err, "open %s", in->ro_binds[i].source)
+                               : keep_fd(in->fds, fd, src, err);
+                if (r < 0)
+                        return r;
+                gen_mount(g, in->ro_binds[i].destination, "bind", src, ro_opts);
+        }
+        return 0;
 }
 
 static int gen_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         umw_jgen_key(g, "mounts");
         yajl_gen_array_open(g);
-        gen_system_mounts(g, in->home);
+        gen_system_mounts(g, in->home, strcmp(in->rootfs, "/") == 0);
         gen_home(g, in);
-        gen_grants(g, in, false);
-        int r = gen_workspace(g, in, err);
-        gen_extra_mounts(g, in);
+        int r = gen_grants(g, in, false, err);
+        if (r >= 0)
+                r = gen_workspace(g, in, err);
+        if (r >= 0)
+                r = gen_extra_mounts(g, in, err);
         yajl_gen_array_close(g);
         return r;
 }
@@ -480,6 +605,67 @@ static const char *const masked_paths[] = {"/proc/acpi",
 static const char *const readonly_paths[] = {
     "/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
 
+/* Directories the sandbox covers with a tmpfs of its own on the host's root,
+ * so a socket below one is out of view unless a bind brings it back. */
+static const char *const covered_dirs[] = {"/tmp", "/var",   "/run", "/home", "/root", "/srv",
+                                           "/mnt", "/media", "/dev", "/proc", "/sys",  NULL};
+
+/* Whether the sandbox may see path on the host's root: not below a covered
+ * directory or the fresh home, or below the workspace or a grant (binds of
+ * the host's own files, sockets included). */
+static bool in_view(const struct compose_input *in, const char *path)
+{
+        if (strictly_below(path, in->workspace))
+                return true;
+        for (size_t i = 0; in->grants && i < in->grants->len; i++)
+                if (strictly_below(path, in->grants->items[i].path))
+                        return true;
+        if (strictly_below(path, in->home))
+                return false;
+        for (const char *const *d = covered_dirs; *d; d++)
+                if (strictly_below(path, *d))
+                        return false;
+        return true;
+}
+
+const char *compose_unix_socket_path(char *line)
+{
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n')
+                line[len - 1] = '\0';
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        char *path = line;
+        for (int field = 0; path && field < 7; field++) {
+                path += strspn(path, " ");
+                path = strchr(path, ' ');
+        }
+        return path && (path += strspn(path, " "))[0] == '/' ? path : NULL;
+}
+
+/* Every pathname socket bound in the caller's network namespace (the
+ * host's: compose runs before the sandbox's exist) that the sandbox would
+ * see, masked: connect() needs only search and write permission, which a
+ * read-only mount does not take away, so a service listening under /etc,
+ * /opt or the workspace would be one connect() from the sandbox.
+ * /proc/net/unix ends each line with the path as bound; abstract ones (@)
+ * are the sandbox's network namespace's own, relative ones cannot be placed
+ * (left out). A host without /proc/net/unix has no socket to list. */
+static int gen_host_sockets(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/net/unix", "re");
+        if (!f)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "read /proc/net/unix");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        while ((n = getline(&line, &cap, f)) > 0) {
+                const char *path = compose_unix_socket_path(line);
+                if (path && in_view(in, path))
+                        umw_jgen_str(g, path);
+        }
+        return ferror(f) ? umw_fail_errno(err, "read /proc/net/unix") : 0;
+}
+
 static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         umw_jgen_key(g, "linux");
@@ -508,6 +694,8 @@ static int gen_linux(yajl_gen g, const struct compose_input *in, struct umw_erro
                 umw_jgen_str(g, *m);
         for (const char *const *h = in->hidden; h && *h; h++)
                 umw_jgen_str(g, *h);
+        if (r >= 0 && strcmp(in->rootfs, "/") == 0)
+                r = gen_host_sockets(g, in, err);
         yajl_gen_array_close(g);
         gen_strv(g, "readonlyPaths", readonly_paths);
         yajl_gen_map_close(g);
@@ -524,6 +712,7 @@ static int check_input(const struct compose_input *in, struct umw_error **err)
                           : !in->hostname || !in->hostname[0]       ? "hostname: a name"
                           : !in->args || !in->args[0]               ? "args: a command"
                           : !in->preset                             ? "preset: a resolved preset"
+                          : !in->fds                                ? "fds: a place for sources"
                                                                     : NULL;
         if (bad)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "compose: expected %s", bad);

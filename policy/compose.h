@@ -18,6 +18,18 @@ struct compose_bind {
         const char *destination;
 };
 
+/* The fds compose opened for the binds it writes: each bind's source is
+ * /proc/self/fd/N of one of them, so the runtime mounts the very inode that
+ * was checked, not whatever a name points at by then. The caller keeps them
+ * open until the container is created (the init inherits them across its
+ * clone) and closes them with compose_fds_close. */
+struct compose_fds {
+        int *fd;
+        size_t n;
+};
+
+void compose_fds_close(struct compose_fds *f);
+
 struct compose_input {
         const struct grant_list *grants; /* resolved, parents first */
         const struct preset *preset;     /* resolved and capped */
@@ -53,6 +65,7 @@ struct compose_input {
         /* More annotations, as NULL-terminated key, value pairs, after the
          * runtime's network wall (what the sandbox face finds a sandbox by). */
         const char *const *annotations;
+        struct compose_fds *fds; /* out: the binds' sources (above) */
 };
 
 /* A malloc'd config.json, compact: the runtime parses it at every start. */
@@ -61,5 +74,9 @@ int compose_config(const struct compose_input *in, char **json, struct umw_error
  * LANG, LC_*, HOME, USER, SHELL and the project's extras, never a
  * credential (SSH_AUTH_SOCK, *_TOKEN, *_KEY, AWS_*, ...). */
 bool compose_env_allowed(const char *entry, const char *const *extra);
+/* The path of a pathname socket in a line of /proc/net/unix (its newline
+ * cut off in place), or NULL: the header, an unnamed or abstract socket,
+ * or a path bound relative to its binder's directory. */
+const char *compose_unix_socket_path(char *line);
 
 #endif

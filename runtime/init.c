@@ -194,13 +194,14 @@ static size_t first_cgroup_mount(const struct spec *spec)
         return i;
 }
 
-static int mount_range(const struct spec *spec, size_t from, size_t to, int rootfs_fd,
-                       bool in_userns, int *trees, struct umw_error **err)
+static int mount_range(const struct spec *spec, size_t from, size_t to,
+                       const struct mount_root *root, bool in_userns, int *trees,
+                       struct umw_error **err)
 {
         struct spec part = *spec;
         part.mounts += from;
         part.n_mounts = to - from;
-        return mounts_setup(&part, rootfs_fd, in_userns, trees ? trees + from : NULL, err);
+        return mounts_setup(&part, root, in_userns, trees ? trees + from : NULL, err);
 }
 
 /* The spec's mounts, the init in its cgroup before the first cgroup mount. */
@@ -208,9 +209,10 @@ static int mount_all(const struct init_args *a, int rootfs_fd, int *trees, bool 
                      struct umw_error **err)
 {
         size_t split = first_cgroup_mount(a->spec), n = a->spec->n_mounts;
-        int r = mount_range(a->spec, 0, split, rootfs_fd, a->new_userns, trees, err);
+        const struct mount_root root = {.fd = rootfs_fd, .path = a->rootfs};
+        int r = mount_range(a->spec, 0, split, &root, a->new_userns, trees, err);
         if (r == 0 && split < n && (r = enter_cgroups(a, placed, err)) == 0)
-                r = mount_range(a->spec, split, n, rootfs_fd, a->new_userns, trees, err);
+                r = mount_range(a->spec, split, n, &root, a->new_userns, trees, err);
         return r;
 }
 

@@ -80,14 +80,67 @@ static int set_attr(int mnt_fd, struct mount_attr *a, bool recursive)
         return 0;
 }
 
+/* A source naming one of the runtime's own fds, /proc/self/fd/N (the
+ * sandbox face's binds, each opened and checked once by compose), is that
+ * fd's inode. The fd's mount lies in the caller's mount namespace, which
+ * open_tree cannot clone from the container's (EINVAL), so the tree is
+ * cloned by the fd's path in this namespace (a copy of the caller's, not yet
+ * pivoted), no trailing link followed, and kept only if its root is the fd's
+ * inode: a path renamed or swapped since the check is refused, never
+ * followed. Any other source is the caller's path as given. */
+static int clone_source(const char *source, unsigned int flags, struct umw_error **err)
+{
+        int n;
+        char tail, path[PATH_MAX];
+        if (sscanf(source, "/proc/self/fd/%d%c", &n, &tail) != 1) {
+                int fd = open_tree(AT_FDCWD, source, flags);
+                return fd < 0 ? umw_fail_errno(err, "bind %s", source) : fd;
+        }
+        struct stat want, got;
+        ssize_t len = fstat(n, &want) < 0 ? -1 : readlink(source, path, sizeof(path) - 1);
+        if (len < 0)
+                return umw_fail_errno(err, "bind %s", source);
+        path[len] = '\0';
+        _cleanup_close_ int fd = open_tree(AT_FDCWD, path, flags | AT_SYMLINK_NOFOLLOW);
+        if (fd < 0 || fstat(fd, &got) < 0)
+                return umw_fail_errno(err, "bind %s (%s)", path, source);
+        if (got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+                return umw_fail(err, UMW_EXIT_FAILURE, EPERM,
+                                "bind %s: not the file checked before (moved or replaced since); "
+                                "refusing",
+                                path);
+        return TAKE_FD(fd);
+}
+
+static int tree_opts(int fd, const char *source, const struct mount_opts *o, bool recursive,
+                     struct umw_error **err);
+
 /* A clone of source (with its submounts when recursive), opts applied. */
 static int bind_tree(const char *source, const struct mount_opts *o, bool recursive,
                      struct umw_error **err)
 {
         unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0);
-        _cleanup_close_ int fd = open_tree(AT_FDCWD, source, flags);
-        if (fd < 0)
+        int fd = clone_source(source, flags, err);
+        return fd < 0 ? fd : tree_opts(fd, source, o, recursive, err);
+}
+
+/* The same for the file open at fd (source: its name, for errors). */
+static int bind_tree_at(int fd, const char *source, const struct mount_opts *o, bool recursive,
+                        struct umw_error **err)
+{
+        unsigned int flags =
+            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+        int tree = open_tree(fd, "", flags);
+        if (tree < 0)
                 return umw_fail_errno(err, "bind %s", source);
+        return tree_opts(tree, source, o, recursive, err);
+}
+
+/* opts applied to the tree fd (taken: closed on failure). */
+static int tree_opts(int tree, const char *source, const struct mount_opts *o, bool recursive,
+                     struct umw_error **err)
+{
+        _cleanup_close_ int fd = tree;
         struct mount_attr a = {0};
         opts_to_attr(o, &a);
         int r = set_attr(fd, &a, recursive);
@@ -340,16 +393,42 @@ static int take_idmapped(int *slot, const struct spec_mount *m, const struct mou
         return TAKE_FD(fd);
 }
 
-static int mount_bind(const struct spec_mount *m, const struct mount_opts *o, int dest_fd,
-                      int *slot, struct umw_error **err)
+/* A source below the rootfs (the image's own files) is looked up in it, as
+ * a destination is: a symlink the image holds stays inside the rootfs
+ * instead of taking the host's file with it. "" when it is not below. */
+static const char *below_rootfs(const char *source, const char *rootfs)
+{
+        size_t n = strlen(rootfs);
+        if (n <= 1 || strncmp(source, rootfs, n) != 0 || source[n] != '/')
+                return "";
+        return source + n;
+}
+
+/* The tree to attach: the idmapped one umwelt-run made, or a clone of the
+ * source (looked up in the rootfs when below it). */
+static int source_tree(const struct spec_mount *m, const struct mount_opts *o,
+                       const struct mount_root *root, int *slot, struct umw_error **err)
+{
+        if (o->idmap)
+                return take_idmapped(slot, m, o, err);
+        const char *inside = below_rootfs(m->source, root->path);
+        if (!inside[0])
+                return bind_tree(m->source, o, o->recursive, err);
+        _cleanup_close_ int at = root_openat(root->fd, inside, O_PATH | O_CLOEXEC, 0);
+        if (at < 0)
+                return umw_fail_sys(err, -at, "bind %s (in the rootfs)", m->source);
+        return bind_tree_at(at, m->source, o, o->recursive, err);
+}
+
+static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
+                      const struct mount_root *root, int dest_fd, int *slot, struct umw_error **err)
 {
         if (!m->source)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "mounts: bind mount of %s has no source", m->destination);
         if (o->data)
                 umw_debug("bind mount %s: options \"%s\" ignored", m->destination, o->data);
-        _cleanup_close_ int tree =
-            o->idmap ? take_idmapped(slot, m, o, err) : bind_tree(m->source, o, o->recursive, err);
+        _cleanup_close_ int tree = source_tree(m, o, root, slot, err);
         if (tree < 0)
                 return tree;
         int r = attach_mount(tree, dest_fd);
@@ -645,8 +724,9 @@ static int open_dest(const struct spec_mount *m, bool bind, int tree, int rootfs
         return root_open_create(rootfs_fd, m->destination, kind, err);
 }
 
-static int mount_one(const struct spec *spec, const struct spec_mount *m, int rootfs_fd,
-                     bool in_userns, int *slot, struct umw_error **err)
+static int mount_one(const struct spec *spec, const struct spec_mount *m,
+                     const struct mount_root *root, bool in_userns, int *slot,
+                     struct umw_error **err)
 {
         if (!m->destination || m->destination[0] != '/')
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -656,6 +736,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         if (r < 0)
                 return r;
         bool bind = is_bind(m, &o);
+        int rootfs_fd = root->fd;
         _cleanup_close_ int dest = -1;
         if (!bind && !m->type)
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -664,7 +745,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         else if ((dest = open_dest(m, bind, slot ? *slot : -1, rootfs_fd, err)) < 0)
                 r = dest;
         else if (bind)
-                r = mount_bind(m, &o, dest, slot, err);
+                r = mount_bind(m, &o, root, dest, slot, err);
         else if (strcmp(m->type, "cgroup") == 0)
                 r = mount_cgroup(spec, m, &o, rootfs_fd, dest, in_userns, err);
         else
@@ -673,12 +754,12 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m, int ro
         return r;
 }
 
-int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, int *trees,
+int mounts_setup(const struct spec *spec, const struct mount_root *root, bool in_userns, int *trees,
                  struct umw_error **err)
 {
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 const struct spec_mount *m = &spec->mounts[i];
-                int r = mount_one(spec, m, rootfs_fd, in_userns, trees ? &trees[i] : NULL, err);
+                int r = mount_one(spec, m, root, in_userns, trees ? &trees[i] : NULL, err);
                 if (r < 0)
                         return umw_error_prefix(err, "mount %s on %s", m->type ? m->type : "bind",
                                                 m->destination);

@@ -30,13 +30,19 @@ int mount_opts_parse(const char *const *options, size_t n, struct mount_opts *ou
                      struct umw_error **err);
 void mount_opts_release(struct mount_opts *o);
 
-/* Mounts every entry of spec->mounts under the rootfs (rootfs_fd is an
- * O_PATH fd of the rootfs directory, already a mount point). in_userns: the
+/* The rootfs: fd an O_PATH fd of its directory, already a mount point;
+ * path its absolute host path (a bind source below it is looked up in it). */
+struct mount_root {
+        int fd;
+        const char *path;
+};
+
+/* Mounts every entry of spec->mounts under the rootfs. in_userns: the
  * container has its own user namespace (sysfs and cgroup fall back to binds
  * where the kernel refuses a new instance). trees (NULL when there are none):
  * per mount, the idmapped tree umwelt-run made for it (mounts_idmap_trees),
  * attached in place of its source and taken (set to -1), or -1. */
-int mounts_setup(const struct spec *spec, int rootfs_fd, bool in_userns, int *trees,
+int mounts_setup(const struct spec *spec, const struct mount_root *root, bool in_userns, int *trees,
                  struct umw_error **err);
 
 /* Idmapped mounts ("idmap"/"ridmap" on a bind), made by umwelt-run, not the

@@ -57,6 +57,9 @@ void doctor_report_free(struct doctor_report *r);
 void doctor_host_checks(struct doctor_report *r, const struct runtime_opts *rt);
 /* --deep: runs `doctor --inside` in a throwaway sandbox and adds its checks. */
 void doctor_deep_checks(struct doctor_report *r, const struct runtime_opts *rt);
+/* The file in the throwaway workspace where --deep leaves the host's
+ * /proc/net/unix for --inside to try each socket of. */
+#define DOCTOR_HOST_SOCKETS "host-unix-sockets"
 /* --inside: the walls as seen from within; workspace must be writable. */
 void doctor_inside_checks(struct doctor_report *r, const char *workspace);
 

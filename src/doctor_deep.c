@@ -103,6 +103,24 @@ static int give_to_sudo_caller(const char *path, struct umw_error **err)
         return 0;
 }
 
+/* The host's /proc/net/unix, read here in the host's network namespace,
+ * into the workspace: inside, the sandbox's own lists none of the host's. */
+static int copy_host_sockets(const char *workspace, struct umw_error **err)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        _cleanup_close_ int in = open("/proc/net/unix", O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "open /proc/net/unix");
+        int ret = umw_read_fd(in, "/proc/net/unix", 64 << 20, &text, &len, err);
+        _cleanup_close_ int dir = ret < 0 ? -1 : open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (ret == 0 && dir < 0)
+                ret = umw_fail_errno(err, "open %s", workspace);
+        if (ret == 0)
+                ret = umw_write_file_atomic(dir, DOCTOR_HOST_SOCKETS, text, len, 0644, err);
+        return ret;
+}
+
 static int make_dirs(struct deep *d, struct umw_error **err)
 {
         const char *tmp = getenv("TMPDIR");
@@ -126,7 +144,9 @@ static int make_dirs(struct deep *d, struct umw_error **err)
         }
         if (mkdir(d->workspace, 0700) < 0 || mkdir(state, 0700) < 0)
                 return umw_fail_errno(err, "create directories in %s", d->top);
-        int ret = give_to_sudo_caller(d->workspace, err);
+        int ret = copy_host_sockets(d->workspace, err);
+        if (ret == 0)
+                ret = give_to_sudo_caller(d->workspace, err);
         if (ret < 0)
                 return ret;
         /* The throwaway project's audit log goes with it. */

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -206,6 +208,58 @@ static void check_environment(struct doctor_report *r)
                    names);
 }
 
+/* Whether a unix socket at path takes a connection from here: a stream
+ * connect, or a datagram one where the socket is of that type. A full
+ * backlog (EAGAIN) is a listener reached. */
+static bool socket_reachable(const char *path)
+{
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(a.sun_path))
+                return false;
+        memcpy(a.sun_path, path, strlen(path) + 1);
+        int types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET};
+        for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+                _cleanup_close_ int fd =
+                    socket(AF_UNIX, types[i] | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (fd < 0)
+                        return false;
+                if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EAGAIN ||
+                    errno == EINPROGRESS)
+                        return true;
+                if (errno != EPROTOTYPE)
+                        return false;
+        }
+        return false;
+}
+
+/* The host's pathname sockets (the list doctor --deep copied from the
+ * host's /proc/net/unix into the workspace; without one, this namespace's
+ * own) each tried: none may take a connection from inside. */
+static void check_host_sockets(struct doctor_report *r, const char *workspace)
+{
+        char list[4096];
+        snprintf(list, sizeof(list), "%s/" DOCTOR_HOST_SOCKETS, workspace);
+        _cleanup_fclose_ FILE *f = fopen(list, "re");
+        if (!f)
+                f = fopen("/proc/net/unix", "re");
+        if (!f) {
+                doctor_add(r, "host sockets", false, true, NULL, "reading %s: %s", list,
+                           strerror(errno));
+                return;
+        }
+        char reached[1024] = "";
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, tried = 0;
+        while (getline(&line, &cap, f) > 0) {
+                const char *path = compose_unix_socket_path(line);
+                if (path && (++tried, socket_reachable(path)))
+                        list_add(reached, sizeof(reached), path);
+        }
+        doctor_add(r, "host sockets", !reached[0], true, NULL, "%s%s (%zu tried)",
+                   reached[0] ? "reachable from inside: " : "none of the host's reachable", reached,
+                   tried);
+}
+
 void doctor_inside_checks(struct doctor_report *r, const char *workspace)
 {
         check_interfaces(r);
@@ -216,4 +270,5 @@ void doctor_inside_checks(struct doctor_report *r, const char *workspace)
         check_workspace(r, workspace ? workspace : ".");
         check_read_only(r);
         check_environment(r);
+        check_host_sockets(r, workspace ? workspace : ".");
 }

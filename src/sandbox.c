@@ -230,6 +230,7 @@ void sandbox_release(struct sandbox *s)
                         free(*p);
         free(s->request_paths);
         free(s->config);
+        compose_fds_close(&s->fds);
         free(s->gateway_bin);
         for (char **e = s->env_set; e && *e; e++)
                 free(*e);
@@ -420,6 +421,7 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .n_ro_binds = s->trust_dir ? 1 : 0,
             .hidden = hidden,
             .annotations = kv,
+            .fds = &s->fds,
         };
         return compose_config(&in, &s->config, err);
 }

@@ -11,6 +11,7 @@
 
 #include "sandbox.h"
 #include "netns/ingress.h"
+#include "policy/compose.h"
 #include "policy/config.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
@@ -62,6 +63,9 @@ struct sandbox {
         char **request_paths;
         struct preset preset;
         char *config;
+        /* The binds' sources compose opened, open until the container is
+         * created (config's sources name them as /proc/self/fd/N). */
+        struct compose_fds fds;
         /* up: the bundle lives as long as the sandbox; a plain run: the
          * bundle is the runtime's state directory */
         bool keep_bundle;

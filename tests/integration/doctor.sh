@@ -15,7 +15,8 @@ mkdir -p "$HOME" "$XDG_STATE_HOME"
 t_keep_floor
 
 CHECKS=("user namespaces" seccomp nf_tables policy cgroup)
-INSIDE=(network home capabilities no_new_privs seccomp workspace "read-only root" environment)
+INSIDE=(network home capabilities no_new_privs seccomp workspace "read-only root" environment
+        "host sockets")
 
 # line NAME: the report's line for check NAME in T_OUT.
 line() { grep -E "^[a-zA-Z]+ +$1: " <<<"$T_OUT" | head -1; }
@@ -86,15 +87,22 @@ t_eq "... no temporary directory left" "" "$(ls -A "$T_TMP/tmpdir")"
 t_eq "... no state left under the runtime root (the seccomp cache stays)" "" "$(ls -A "$T_ROOT" | grep -vx .seccomp)"
 
 capture_split env TMPDIR="$T_TMP/tmpdir" "$RT" --root "$T_ROOT" doctor --deep --json
-t_eq "doctor --deep --json: the inside checks, all ok" "8 True" "$("$PY" -c '
+t_eq "doctor --deep --json: the inside checks, all ok" "9 True" "$("$PY" -c '
 import json, sys
 d = json.loads(sys.stdin.read())
 inside = [c for c in d["checks"] if c["name"].startswith("inside: ")]
 print(len(inside), all(c["ok"] for c in inside) and d["ok"])' <<<"$T_OUT" 2>&1)" "$T_OUT"
 
 # The inside checks fail where the walls are missing: here on the host.
+"$PY" -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); time.sleep(60)' \
+        "$T_TMP/host.sock" &
+listener=$!
+for _ in $(seq 50); do [[ -S $T_TMP/host.sock ]] && break || sleep 0.1; done
 capture_split env -i PATH=/usr/bin:/bin HOME="$HOME" GITHUB_TOKEN=do-not-pass \
         "$RT" --root "$T_ROOT" doctor --inside --workspace /proc
+kill "$listener"
+wait "$listener" 2>/dev/null
 t_eq "doctor --inside on the host: exit 1" 1 "$T_RC" "$T_OUT" "$T_ERR"
 t_match "... reports root's capabilities" "^MISSING +capabilities: .*CapEff:" "$(line capabilities)" "$T_OUT"
 t_match "... no no_new_privs" "^MISSING +no_new_privs: not set" "$(line no_new_privs)"
@@ -103,6 +111,8 @@ t_match "... a writable /" "^MISSING +read-only root: / writable" "$(line "read-
 t_match "... the token in the environment" "^MISSING +environment: .*GITHUB_TOKEN" "$(line environment)"
 t_match "... a HOME that is no fresh tmpfs" "^MISSING +home: .*not a fresh tmpfs" "$(line home)"
 t_match "... a workspace it cannot write" "^MISSING +workspace: /proc: " "$(line workspace)"
+t_match "... a host socket that takes a connection" "^MISSING +host sockets: reachable .*$T_TMP/host.sock" \
+        "$(line "host sockets")"
 if [[ $(ls /sys/class/net | wc -l) -gt 1 ]]; then
         t_match "... the host's interfaces" "^MISSING +network: interfaces: .*expected lo alone" "$(line network)"
 else

@@ -254,6 +254,10 @@ life() {
         cp "$b/config.json" "$T_TMP/abandoned.json"
         S sandbox down -p "$proj" >/dev/null 2>&1
         mkdir -p "$b" && cp "$T_TMP/abandoned.json" "$b/config.json"
+        # Its bind sources named the fds of the up that composed it
+        # (/proc/self/fd/N); here, another process, they are the paths.
+        cfg_set "$b" 'for m in c["mounts"]:
+    if m["source"].startswith("/proc/self/fd/"): m["source"] = m["destination"]'
         [[ $WHO == root ]] || chown -R "$U:$G" "$b"
         S create --bundle "$b" "$id" >/dev/null 2>&1 </dev/null
         pid=$(field "$(S sandbox status -p "$proj" --json)" "j['pid']")

@@ -59,8 +59,11 @@ static void mkdir_rel(const char *rel)
         cr_assert_eq(mkdir(at(rel), 0755), 0, "mkdir %s", rel);
 }
 
+static struct compose_fds fds;
+
 static struct compose_input input(void)
 {
+        compose_fds_close(&fds);
         return (struct compose_input){.preset = &preset,
                                       .workspace = W,
                                       .rootfs = "/",
@@ -71,7 +74,8 @@ static struct compose_input input(void)
                                       .env = env,
                                       .env_extra = extra,
                                       .args = args,
-                                      .terminal = true};
+                                      .terminal = true,
+                                      .fds = &fds};
 }
 
 static struct spec *compose(const struct compose_input *in)
@@ -113,10 +117,21 @@ static const struct spec_mount *expect_mount(const struct spec *s, const char *d
         return &s->mounts[i];
 }
 
+/* A bind's source is an fd compose opened on path (not path by name). */
+static void expect_source(const struct spec_mount *m, const char *path)
+{
+        char target[4096];
+        cr_assert_eq(strncmp(m->source, "/proc/self/fd/", 14), 0, "%s: source %s", path, m->source);
+        ssize_t n = readlink(m->source, target, sizeof(target) - 1);
+        cr_assert_gt(n, 0, "%s: source %s", path, m->source);
+        target[n] = '\0';
+        cr_assert_str_eq(target, path);
+}
+
 static void expect_ro_bind(const struct spec *s, const char *dest, bool dir)
 {
         const struct spec_mount *m = expect_mount(s, dest, "bind");
-        cr_assert_str_eq(m->source, dest);
+        expect_source(m, dest);
         cr_assert(has_option(m, dir ? "rbind" : "bind"), "%s: bind kind", dest);
         cr_assert(has_option(m, "ro"), "%s is not read-only", dest);
 }
@@ -247,7 +262,7 @@ Test(compose, workspace_read_write_after_the_home_tmpfs)
         struct compose_input in = input();
         struct spec *s = compose(&in);
         const struct spec_mount *m = expect_mount(s, W, "bind");
-        cr_assert_str_eq(m->source, W);
+        expect_source(m, W);
         cr_assert(has_option(m, "rbind"));
         cr_assert(has_option(m, "rw"));
         cr_assert_not(has_option(m, "ro"));
@@ -448,4 +463,38 @@ Test(compose, bad_input_is_refused)
         cr_assert(strstr(err->msg, "args"), "%s", err->msg);
         umw_error_free(err);
         cr_assert_null(json);
+}
+
+/* /proc/net/unix lines: the path of a pathname socket, spaces kept; none
+ * for the header, an unnamed, abstract or relative one. */
+Test(compose, unix_socket_path_from_proc_net_unix)
+{
+        char named[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4242 /srv/a b/s\n";
+        char header[] = "Num       RefCount Protocol Flags    Type St Inode Path\n";
+        char unnamed[] = "0000000012345678: 00000002 00000000 00000000 0002 01 4243\n";
+        char abstract[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4244 @x\n";
+        char relative[] = "0000000012345678: 00000002 00000000 00010000 0001 01 4245 s.sock\n";
+        cr_assert_str_eq(compose_unix_socket_path(named), "/srv/a b/s");
+        cr_assert_null(compose_unix_socket_path(header));
+        cr_assert_null(compose_unix_socket_path(unnamed));
+        cr_assert_null(compose_unix_socket_path(abstract));
+        cr_assert_null(compose_unix_socket_path(relative));
+}
+
+/* On the host's root the host's state directories are empty tmpfs (/var
+ * with a fresh /var/tmp); an image's own /var is left alone. */
+Test(compose, host_state_directories_hidden_on_the_host_root)
+{
+        struct compose_input in = input();
+        struct spec *s = compose(&in);
+        static const char *const dirs[] = {"/var", "/srv", "/mnt", "/media", "/var/tmp"};
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++)
+                expect_mount(s, dirs[i], "tmpfs");
+        cr_assert_lt(mount_at(s, "/var"), mount_at(s, "/var/tmp"), "/var/tmp on top of /var");
+        spec_free(s);
+        in = input();
+        in.rootfs = "/tmp";
+        s = compose(&in);
+        cr_assert_lt(mount_at(s, "/var"), 0, "an image's /var is its own");
+        spec_free(s);
 }

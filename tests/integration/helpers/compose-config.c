@@ -5,12 +5,15 @@
  *                [-p PRESET] [-e NAME]... [-G PATH[:ro|:rw]]... WORKSPACE CMD [ARG...]
  *
  * -U gives a user namespace; -e passes a variable of the caller's
- * environment; -G grants a path (grant roots: all of /). */
+ * environment; -G grants a path (grant roots: all of /). The bundle is run
+ * by another process, where compose's fds are gone: each bind source
+ * /proc/self/fd/N is printed as the path that fd was opened on. */
 #include "policy/compose.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
 #include "src/common/error.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +95,27 @@ static void parse(struct opts *o, int argc, char **argv)
         o->in.args = (const char *const *)&argv[optind + 1];
 }
 
+/* json with every "/proc/self/fd/N" of fds replaced by "PATH" of that fd. */
+static char *sources_by_name(char *json, const struct compose_fds *fds)
+{
+        for (size_t i = 0; json && i < fds->n; i++) {
+                char link[32], name[40], path[4096], *at;
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", fds->fd[i]);
+                snprintf(name, sizeof(name), "\"%s\"", link);
+                ssize_t n = readlink(link, path, sizeof(path) - 1);
+                if (n < 0 || !(at = strstr(json, name)))
+                        continue;
+                path[n] = '\0';
+                char *out = NULL;
+                if (asprintf(&out, "%.*s\"%s\"%s", (int)(at - json), json, path,
+                             at + strlen(name)) < 0)
+                        out = NULL;
+                free(json);
+                json = out;
+        }
+        return json;
+}
+
 static int compose(struct opts *o, struct umw_error **err)
 {
         struct machine_size m;
@@ -108,9 +132,14 @@ static int compose(struct opts *o, struct umw_error **err)
                 return r;
         o->in.preset = &preset;
         o->in.grants = &grants;
+        struct compose_fds fds = {0};
+        o->in.fds = &fds;
         char *json = NULL;
         r = compose_config(&o->in, &json, err);
         grant_list_free(&grants);
+        if (r >= 0 && !(json = sources_by_name(json, &fds)))
+                r = umw_fail(err, UMW_EXIT_FAILURE, ENOMEM, "out of memory");
+        compose_fds_close(&fds);
         if (r < 0)
                 return r;
         r = puts(json) < 0 || fflush(stdout) != 0 ? umw_fail_errno(err, "write") : 0;
