@@ -340,7 +340,7 @@ static int pid_held(const int *pids, int n, int pid)
 }
 
 /* For SECONDS, watches every /proc/PID/exe: each process seen running the
- * binary DEV:INO is held by an O_PATH fd and retried for writing until the
+ * binary DEV:INO from a writable mount is held by an O_PATH fd and retried for writing until the
  * end. Prints "seen N writable N"; exit 1 when any became writable. */
 static int cmd_watch_exe(const char *devino, const char *seconds)
 {
@@ -367,7 +367,11 @@ static int cmd_watch_exe(const char *devino, const char *seconds)
                         struct stat st;
                         if (fd < 0)
                                 continue;
-                        if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+                        /* The binary through a read-only mount of it (the
+                         * runtime's protected re-exec) is not it. */
+                        struct statfs fs;
+                        if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
+                            fstatfs(fd, &fs) == 0 && !(fs.f_flags & ST_RDONLY)) {
                                 printf("seen pid %s\n", e->d_name);
                                 held_pid[nheld] = atoi(e->d_name);
                                 held[nheld++] = fd;
