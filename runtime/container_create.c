@@ -87,8 +87,9 @@ void ctr_creation_abort(struct creation *c)
                 state_dir_remove(c->rootfd, c->o->id, &ignored);
 }
 
-/* The init is an image of umwelt-run until start: create runs from a sealed
- * copy when the container's processes may reach it (selfexe.h). Before
+/* The init is an image of umwelt-run until start, and what the workload
+ * execs may be one too: create runs from a read-only mount or a sealed copy
+ * when the container's processes could change the binary (selfexe.h). Before
  * anything exists, since the re-exec starts this create over. A pid
  * namespace joined with CAP_SYS_PTRACE must not hold an unsealed init of
  * another container still waiting for its start. */
@@ -102,7 +103,7 @@ static int protect_runtime(struct creation *c, struct umw_error **err)
                                 "namespace %s is refused while a container in it waits for "
                                 "start (its init is still the runtime): start that first",
                                 c->config_path, pidns);
-        return selfexe_reexec_sealed(c->rt->argv, err);
+        return selfexe_protect(c->rt->argv, err);
 }
 
 static int load_config(struct creation *c, struct umw_error **err)

@@ -84,8 +84,7 @@ static int load_container(struct execution *x, struct umw_error **err)
                 return r;
         enum container_status s = state_status(&x->st, dirfd);
         bool live = s == STATUS_RUNNING || s == STATUS_CREATED;
-        if (live && !selfexe_userns_below_ours(x->st.pid) &&
-            (r = selfexe_reexec_sealed(x->rt->argv, err)) < 0)
+        if (live && selfexe_pid_exposes(x->st.pid) && (r = selfexe_protect(x->rt->argv, err)) < 0)
                 return r;
         if (x->o->loaded && (r = x->o->loaded(x->o->loaded_ctx, &x->st, s, err)) < 0)
                 return r;
@@ -331,11 +330,15 @@ __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_
         int fd = x->child_end;
         umw_close_fdp(&x->sync_fd);
         umw_close_fdp(&x->console_peer);
-        if (join_namespaces(x, now, &err) == 0 && join_cgroups(x, born_in_unified, &err) == 0 &&
-            sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
-            (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
-            process_chdir(&x->proc, &err) == 0 &&
-            process_find_executable(&x->proc, &exe, &err) == 0) {
+        /* A session of its own as the init has (init.c): kill(0) from
+         * inside reaches not the caller. */
+        if (setsid() < 0)
+                umw_fail_errno(&err, "setsid");
+        else if (join_namespaces(x, now, &err) == 0 &&
+                 join_cgroups(x, born_in_unified, &err) == 0 &&
+                 sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
+                 (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
+                 process_find_executable(&x->proc, &exe, &err) == 0) {
                 if (x->console_fd >= 0)
                         close(x->console_fd);
                 int keep[] = {fd};

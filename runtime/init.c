@@ -324,6 +324,12 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
             (r = build_mount_namespace(a, pid, &placed, err)) < 0 ||
             (r = apply_sysctl(spec, err)) < 0)
                 return r;
+        /* A session and process group of its own, as runc and crun give: a
+         * kill(0, ...) or kill(-pgid) from inside then reaches the container
+         * alone, not the caller's shell or the supervising runtime (or
+         * conmon). The pty, when there is one, becomes its terminal. */
+        if (setsid() < 0)
+                return umw_fail_errno(err, "setsid");
         if (spec->process.terminal) {
                 if (a->console_fd < 0)
                         return umw_fail(err, UMW_EXIT_USAGE, EINVAL,

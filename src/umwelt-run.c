@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct verb {
         const char *name;
@@ -74,6 +75,14 @@ int main(int argc, char **argv)
         struct umw_error *err = NULL;
         struct global_opts g;
         int verb_index = 0;
+        /* Installed setuid or setgid, the caller's environment, options and
+         * files would steer a runtime holding ids it does not: never. */
+        if (getuid() != geteuid() || getgid() != getegid()) {
+                fputs("umwelt-run: refusing to run setuid or setgid (real and effective "
+                      "ids differ): remove the file's setuid and setgid bits\n",
+                      stderr);
+                return UMW_EXIT_FAILURE;
+        }
         /* A long-lived sandbox's PID 1 (runtime/init.h). */
         if (argc == 2 && strcmp(argv[0], INIT_PAUSE_ARGV0) == 0)
                 init_pause_main(argv);

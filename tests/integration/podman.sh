@@ -30,6 +30,7 @@ TESTS=(
 	detach "run -d leaves a running container"
 	exec "exec runs a command in the running container"
 	exec_tty "exec -t gives the command a terminal"
+	exec_kill0 "exec: kill(0) inside kills the command alone, not conmon or podman"
 	stop "stop delivers SIGTERM and the container exits 0"
 	rm "rm removes the stopped container"
 	run_tty "run -t gives the container a terminal"
@@ -188,6 +189,16 @@ test_detach() {
 test_exec() {
 	t_eq "$1" "exec-ok 1" \
 		"$(pm exec umwt-detached sh -c 'echo exec-ok $(cat /proc/1/cmdline | tr "\0" " " | grep -c trap)' 2>&1)"
+}
+
+# kill(0) from an exec'd command: its own session and process group (the
+# runtime's setsid), so podman exec reports its 137 and the container stays.
+# setsid keeps this script out of reach should the old code let it through.
+test_exec_kill0() {
+	local out rc
+	out=$(setsid -w timeout -k 10 120 "${PODMAN_ARGV[@]}" exec umwt-detached /bin/probe kill0 2>&1)
+	rc=$?
+	t_eq "$1" "137 running" "$rc $(pm inspect -f '{{.State.Status}}' umwt-detached 2>&1)" "$out"
 }
 
 test_exec_tty() {

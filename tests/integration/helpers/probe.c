@@ -19,6 +19,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -28,13 +30,13 @@
 
 static int usage(void)
 {
-        fprintf(stderr,
-                "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|nr NR [ARG...]|"
-                "int80 NR|ids|rlimit NAME|"
-                "write-exe [DEV:INO]|watch-exe DEV:INO SECONDS|watch-runtime DEV:INO SECONDS|cwd|"
-                "ns|hostname|sleep N|"
-                "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
-                "spin SECONDS\n");
+        fprintf(stderr, "usage: probe caps|status FIELD|fds|syscall NAME [ARG]|nr NR [ARG...]|"
+                        "int80 NR|ids|rlimit NAME|"
+                        "write-exe [DEV:INO]|attack-exe FIFO DEV:INO|kill0|watch-exe DEV:INO "
+                        "SECONDS|watch-runtime DEV:INO SECONDS|cwd|"
+                        "ns|hostname|sleep N|"
+                        "exit N|signals [FILE]|open PATH r|w|rw|tty|time|alloc MIB|forks N|"
+                        "spin SECONDS\n");
         return 2;
 }
 
@@ -338,7 +340,7 @@ static int pid_held(const int *pids, int n, int pid)
 }
 
 /* For SECONDS, watches every /proc/PID/exe: each process seen running the
- * binary DEV:INO is held by an O_PATH fd and retried for writing until the
+ * binary DEV:INO from a writable mount is held by an O_PATH fd and retried for writing until the
  * end. Prints "seen N writable N"; exit 1 when any became writable. */
 static int cmd_watch_exe(const char *devino, const char *seconds)
 {
@@ -365,7 +367,11 @@ static int cmd_watch_exe(const char *devino, const char *seconds)
                         struct stat st;
                         if (fd < 0)
                                 continue;
-                        if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+                        /* The binary through a read-only mount of it (the
+                         * runtime's protected re-exec) is not it. */
+                        struct statfs fs;
+                        if (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino &&
+                            fstatfs(fd, &fs) == 0 && !(fs.f_flags & ST_RDONLY)) {
                                 printf("seen pid %s\n", e->d_name);
                                 held_pid[nheld] = atoi(e->d_name);
                                 held[nheld++] = fd;
@@ -385,6 +391,120 @@ static int cmd_watch_exe(const char *devino, const char *seconds)
         printf("seen %d writable %d\n", nheld, writable);
         fflush(stdout);
         return writable > 0;
+}
+
+/* The CVE-2019-5736 attack as a second container process does it: another
+ * process of the container runs a script whose interpreter line is
+ * #!/proc/self/exe --log=FIFO, exec'd by the runtime, so it is the runtime
+ * image that started it, blocked in opening FIFO. Found by its name, its
+ * /proc/PID/exe (DEV:INO, the runtime's binary, on the old code) is chmod'ed setuid, truncated to
+ * its own size and opened for writing, and held by an O_PATH fd; once the process is gone (FIFO
+ * opened), the fd is reopened for writing through /proc/self/fd and chmod'ed through it. Never
+ * writes a byte. Prints each result (0 or the errno's name); exit 1 when any worked on the binary
+ * itself, 2 when no atk.sh showed up in 10 s, 0 when all were refused. */
+static const char *res(int r)
+{
+        return r == 0 ? "0" : strerrorname_np(errno);
+}
+
+/* pid's pid in its own namespace: the last NSpid of its status. */
+static long get_ns_pid(pid_t pid)
+{
+        char path[64], line[256];
+        long last = 0;
+        snprintf(path, sizeof path, "/proc/%d/status", pid);
+        FILE *f = fopen(path, "re");
+        while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, "NSpid:", 6) == 0) {
+                        char *p = line + 6, *end;
+                        for (long v; (v = strtol(p, &end, 10)), end != p; p = end)
+                                last = v;
+                }
+        if (f)
+                fclose(f);
+        return last;
+}
+
+/* The process whose comm is atk.sh: the kernel names a script's process
+ * after the script, whatever interpreter runs it. */
+static pid_t find_script(void)
+{
+        for (int n = 0; n < 200; n++, usleep(50000)) {
+                DIR *d = opendir("/proc");
+                struct dirent *e;
+                pid_t found = 0;
+                while (d && (e = readdir(d)) != NULL && !found) {
+                        char path[300], comm[32] = "";
+                        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+                        FILE *f = is_pid(e->d_name) ? fopen(path, "re") : NULL;
+                        if (f && fgets(comm, sizeof comm, f) && strcmp(comm, "atk.sh\n") == 0)
+                                found = atoi(e->d_name);
+                        if (f)
+                                fclose(f);
+                }
+                if (d)
+                        closedir(d);
+                if (found)
+                        return found;
+        }
+        return 0;
+}
+
+static int cmd_attack_exe(const char *fifo, const char *devino)
+{
+        dev_t dev;
+        ino_t ino;
+        if (fifo == NULL || parse_devino(devino, &dev, &ino) < 0)
+                return usage();
+        pid_t pid = find_script();
+        if (!pid) {
+                printf("no process runs atk.sh\n");
+                return 2;
+        }
+        char exe[64];
+        struct stat st;
+        snprintf(exe, sizeof exe, "/proc/%d/exe", pid);
+        int path = open(exe, O_PATH | O_CLOEXEC);
+        if (path < 0 || fstat(path, &st) < 0) {
+                printf("open O_PATH %s\n", strerrorname_np(errno));
+                return 2;
+        }
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        /* A copy (a sealed memfd) may take a chmod: no host file changes. */
+        int binary = st.st_dev == dev && st.st_ino == ino;
+        printf("target %s the runtime's binary\n", binary ? "is" : "is a copy of");
+        int bad = 0, r, w;
+        r = chmod(exe, (st.st_mode & 07777) | S_ISUID);
+        bad |= r == 0;
+        printf("chmod %s\n", res(r));
+        r = truncate(exe, st.st_size);
+        bad |= r == 0;
+        printf("truncate %s\n", res(r));
+        w = open(exe, O_WRONLY | O_CLOEXEC);
+        bad |= w >= 0;
+        printf("open-write %s\n", res(w < 0 ? -1 : 0));
+        close(w);
+        /* The init of its pid namespace takes every process there along
+         * when it goes: the reopen is the attack of a longer-lived one. */
+        if (get_ns_pid(pid) == 1) {
+                printf("reopen skipped: the target is the init\n");
+                return bad && binary;
+        }
+        /* Let it go: it fails on its verb and exits. */
+        close(open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+        for (int n = 0; n < 100 && kill(pid, 0) == 0; n++)
+                usleep(20000);
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", path);
+        w = open(self, O_WRONLY | O_CLOEXEC);
+        bad |= w >= 0;
+        printf("reopen-write %s\n", res(w < 0 ? -1 : 0));
+        close(w);
+        r = chmod(self, (st.st_mode & 07777) | S_ISUID);
+        bad |= r == 0;
+        printf("reopen-chmod %s\n", res(r));
+        fflush(stdout);
+        return bad && binary;
 }
 
 static int runs_binary(const char *exe, dev_t dev, ino_t ino)
@@ -674,6 +794,10 @@ int main(int argc, char **argv)
                 r = cmd_rlimit(a1);
         else if (strcmp(cmd, "write-exe") == 0)
                 r = cmd_write_exe(a1);
+        else if (strcmp(cmd, "kill0") == 0)
+                return kill(0, SIGKILL) < 0 ? 1 : 0; /* what `kill -KILL 0` does */
+        else if (strcmp(cmd, "attack-exe") == 0)
+                return cmd_attack_exe(argv[2], argc > 3 ? argv[3] : NULL);
         else if (strcmp(cmd, "watch-exe") == 0)
                 r = cmd_watch_exe(a1, a2);
         else if (strcmp(cmd, "watch-runtime") == 0)
