@@ -338,6 +338,7 @@ __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_
                  join_cgroups(x, born_in_unified, &err) == 0 &&
                  sync_expect(fd, SYNC_GO, "umwelt-run exec", NULL, &err) == 0 &&
                  (!x->proc.terminal || console_setup_pty(x->console_fd, &x->proc, &err) == 0) &&
+                 process_chdir(&x->proc, &err) == 0 &&
                  process_find_executable(&x->proc, &exe, &err) == 0) {
                 if (x->console_fd >= 0)
                         close(x->console_fd);
