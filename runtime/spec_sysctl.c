@@ -57,6 +57,14 @@ static bool is_callers(enum spec_ns ns, const char *path)
         return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+static const char *sysctl_value(const struct spec *spec, const char *key)
+{
+        for (size_t i = 0; i < spec->n_sysctl; i++)
+                if (strcmp(spec->sysctl[i].key, key) == 0)
+                        return spec->sysctl[i].value;
+        return "";
+}
+
 static int refuse(const struct umw_jloc *loc, const char *key, const char *why,
                   struct umw_error **err)
 {
@@ -71,6 +79,15 @@ static int check_key(const struct spec *spec, const struct umw_jloc *loc, const 
 {
         if (!key[0] || strstr(key, "..") || strchr(key, '/') || key[0] == '.')
                 return refuse(loc, key, "expected a sysctl name like net.ipv4.ip_forward", err);
+        /* The names have fields of their own; two sources of one value
+         * would leave which wins to the order of writes (runc and crun refuse
+         * them too). */
+        if (strcmp(key, "kernel.hostname") == 0)
+                return refuse(loc, key, "set .hostname instead", err);
+        const char *value = sysctl_value(spec, key);
+        if (strcmp(key, "kernel.domainname") == 0 && spec->domainname &&
+            strcmp(spec->domainname, value) != 0)
+                return refuse(loc, key, "conflicts with .domainname", err);
         enum spec_ns ns = sysctl_namespace(key);
         if (ns == SPEC_NS_COUNT)
                 return refuse(loc, key,

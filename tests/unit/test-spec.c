@@ -410,8 +410,13 @@ static const struct bad_case bad_cases[] = {
     {LINUX("\"namespaces\":[{\"type\":\"network\",\"path\":\"/proc/self/ns/net\"}],"
            "\"sysctl\":{\"net.core.somaxconn\":\"1\"}"),
      ".linux.sysctl.net.core.somaxconn: needs the container's own network namespace"},
-    {LINUX("\"namespaces\":[{\"type\":\"network\"}],\"sysctl\":{\"kernel.hostname\":\"x\"}"),
-     ".linux.sysctl.kernel.hostname: needs the container's own uts namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"network\"}],\"sysctl\":{\"kernel.domainname\":\"x\"}"),
+     ".linux.sysctl.kernel.domainname: needs the container's own uts namespace"},
+    {LINUX("\"namespaces\":[{\"type\":\"uts\"}],\"sysctl\":{\"kernel.hostname\":\"x\"}"),
+     ".linux.sysctl.kernel.hostname: set .hostname instead"},
+    {"{" BASE ",\"domainname\":\"a\",\"linux\":{\"namespaces\":[{\"type\":\"uts\"}],"
+     "\"sysctl\":{\"kernel.domainname\":\"b\"}}}",
+     ".linux.sysctl.kernel.domainname: conflicts with .domainname"},
     {LINUX("\"namespaces\":[{\"type\":\"ipc\"}],\"sysctl\":{\"kernel.../x\":\"1\"}"),
      ".linux.sysctl.kernel.../x: expected a sysctl name"},
     {LINUX("\"resources\":[]"), ".linux.resources: expected an object"},
