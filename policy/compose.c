@@ -268,8 +268,12 @@ static void gen_system_mounts(yajl_gen g, const char *home, bool host_root)
                                                 NULL});
 }
 
+static bool below_covered(const char *path);
+
 static void gen_home(yajl_gen g, const struct compose_input *in)
 {
+        if (in->home_missing && strcmp(in->rootfs, "/") == 0 && !below_covered(in->home))
+                return;
         char uid[32], gid[32];
         snprintf(uid, sizeof(uid), "uid=%u", (unsigned)in->uid);
         snprintf(gid, sizeof(gid), "gid=%u", (unsigned)in->gid);
@@ -610,6 +614,14 @@ static const char *const readonly_paths[] = {
 static const char *const covered_dirs[] = {"/tmp", "/var",   "/run", "/home", "/root", "/srv",
                                            "/mnt", "/media", "/dev", "/proc", "/sys",  NULL};
 
+static bool below_covered(const char *path)
+{
+        for (const char *const *d = covered_dirs; *d; d++)
+                if (strictly_below(path, *d))
+                        return true;
+        return false;
+}
+
 /* Whether the sandbox may see path on the host's root: not below a covered
  * directory or the fresh home, or below the workspace or a grant (binds of
  * the host's own files, sockets included). */
@@ -620,12 +632,7 @@ static bool in_view(const struct compose_input *in, const char *path)
         for (size_t i = 0; in->grants && i < in->grants->len; i++)
                 if (strictly_below(path, in->grants->items[i].path))
                         return true;
-        if (strictly_below(path, in->home))
-                return false;
-        for (const char *const *d = covered_dirs; *d; d++)
-                if (strictly_below(path, *d))
-                        return false;
-        return true;
+        return !strictly_below(path, in->home) && !below_covered(path);
 }
 
 const char *compose_unix_socket_path(char *line)

@@ -49,7 +49,12 @@ struct compose_input {
          * the container's 0 there and what is written keeps its host
          * owner. */
         bool idmap_binds;
-        const char *home;             /* $HOME inside: a fresh tmpfs there */
+        const char *home; /* $HOME inside: a fresh tmpfs there */
+        /* The home does not exist on the host (a passwd entry's
+         * /nonexistent): on the host's root, outside the directories the
+         * sandbox covers, there is nothing to hide and no mount point can
+         * be made, so HOME names it as on the host, unmounted. */
+        bool home_missing;
         const char *const *env;       /* the caller's environment (NULL-terminated) */
         const char *const *env_extra; /* names the project passes in (NULL-terminated) */
         const char *const *args;      /* the command (NULL-terminated, non-empty) */

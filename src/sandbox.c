@@ -412,6 +412,7 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .root_gid = s->who.root_gid,
             .idmap_binds = !s->who.rootless,
             .home = s->who.home,
+            .home_missing = access(s->who.home, F_OK) < 0 && errno == ENOENT,
             .env = (const char *const *)environ,
             .env_extra = (const char *const *)s->policy.env,
             .args = long_lived ? pause_args : (const char *const *)o->args,

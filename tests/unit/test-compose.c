@@ -257,6 +257,28 @@ Test(compose, root_home_is_the_only_mount_at_root)
         spec_free(s);
 }
 
+/* A home that does not exist on the host (passwd's /nonexistent) gets no
+ * tmpfs on the host's root, where no mount point can be made; one below a
+ * directory the sandbox covers still does, and HOME names it either way. */
+Test(compose, missing_home_is_not_mounted_on_the_host_root)
+{
+        struct compose_input in = input();
+        in.home = "/nonexistent";
+        in.home_missing = true;
+        struct spec *s = compose(&in);
+        cr_assert_eq(mount_at(s, "/nonexistent"), -1);
+        bool named = false;
+        for (const char **e = s->process.env; e && *e; e++)
+                named |= strcmp(*e, "HOME=/nonexistent") == 0;
+        cr_assert(named);
+        spec_free(s);
+        in = input();
+        in.home_missing = true;
+        s = compose(&in);
+        expect_mount(s, "/home/me", "tmpfs");
+        spec_free(s);
+}
+
 Test(compose, workspace_read_write_after_the_home_tmpfs)
 {
         struct compose_input in = input();
