@@ -15,6 +15,7 @@
 #include "spec.h"
 #include "state.h"
 #include "sync.h"
+#include "trampoline.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
@@ -47,6 +48,7 @@ void ctr_creation_init(struct creation *c, const struct runtime_opts *rt,
                                .sync_fd = -1,
                                .start_fd = -1,
                                .start_peer = -1,
+                               .trampoline_fd = -1,
                                .console_fd = -1,
                                .console_peer = -1,
                                .cgroup_fd = -1};
@@ -69,6 +71,7 @@ void ctr_creation_release(struct creation *c)
         umw_close_fdp(&c->console_fd);
         umw_close_fdp(&c->console_peer);
         umw_close_fdp(&c->cgroup_fd);
+        umw_close_fdp(&c->trampoline_fd);
 }
 
 /* Undoes a failed create: the init, its cgroup, its state directory. The
@@ -88,13 +91,16 @@ void ctr_creation_abort(struct creation *c)
 }
 
 /* The init is an image of umwelt-run until start, and what the workload
- * execs may be one too: create runs from a read-only mount or a sealed copy
- * when the container's processes could change the binary (selfexe.h). Before
- * anything exists, since the re-exec starts this create over. A pid
- * namespace joined with CAP_SYS_PTRACE must not hold an unsealed init of
- * another container still waiting for its start. */
+ * execs may be one too: when the container's processes could change the
+ * binary (selfexe.h), the init execs through the trampoline where that
+ * suffices (trampoline.h), and otherwise create runs from a read-only mount
+ * or a sealed copy: before anything exists, since the re-exec starts this
+ * create over. A pid namespace joined with CAP_SYS_PTRACE must not hold an
+ * unsealed init of another container still waiting for its start. */
 static int protect_runtime(struct creation *c, struct umw_error **err)
 {
+        if (trampoline_suffices(c->spec))
+                return trampoline_open(&c->trampoline_fd, err);
         const char *pidns = c->spec->namespaces[SPEC_NS_PID].path;
         bool ptrace = c->spec->process.caps.bounding & (1ULL << CAP_SYS_PTRACE);
         if (ptrace && pidns && selfexe_pidns_has_unsealed_runtime(pidns))
@@ -238,6 +244,8 @@ static int open_channels(struct creation *c, int *child_end, struct umw_error **
                 r = lift_fd(&c->start_peer, floor, err);
         if (r == 0)
                 r = lift_fd(&c->console_fd, floor, err);
+        if (r == 0)
+                r = lift_fd(&c->trampoline_fd, floor, err);
         return r;
 }
 
@@ -296,6 +304,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .n_idmapped = c->n_idmapped,
                     .runtime_ptraces = ptraces,
                     .filter = c->filter,
+                    .trampoline_fd = c->trampoline_fd,
                 };
                 init_main(&a);
         }

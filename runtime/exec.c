@@ -343,7 +343,13 @@ __attribute__((noreturn)) static void exec_child(struct execution *x, bool born_
                 if (x->console_fd >= 0)
                         close(x->console_fd);
                 int keep[] = {fd};
-                init_exec_process(&x->proc, x->filter, exe, x->o->preserve_fds, keep, 1, &err);
+                struct init_exec how = {.exe = exe,
+                                        .preserve_fds = x->o->preserve_fds,
+                                        .keep = keep,
+                                        .nkeep = 1,
+                                        .trampoline_fd = -1,
+                                        .report_fd = fd};
+                init_exec_process(&x->proc, x->filter, &how, &err);
         }
         sync_send_error(fd, err);
         _exit(127);

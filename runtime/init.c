@@ -13,6 +13,7 @@
 #include "spec.h"
 #include "state.h"
 #include "sync.h"
+#include "trampoline.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
 #include "src/common/fdio.h"
@@ -409,15 +410,31 @@ static int apply_process(const struct spec_process *p, struct seccomp_filter *fi
         return nnp ? load_filter(filter, err) : 0;
 }
 
-int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
-                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err)
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter,
+                      const struct init_exec *how, struct umw_error **err)
 {
         const char **env = NULL;
         int r = process_env_with_home(p, &env, err);
-        if (r < 0 || (r = apply_process(p, filter, preserve_fds, keep, nkeep, err)) < 0)
+        if (r < 0)
                 return r;
-        execve(exe, (char *const *)p->args, (char *const *)(env ? env : p->env));
-        return umw_fail_errno(err, "exec %s", exe);
+        char *const *envp = (char *const *)(env ? env : p->env);
+        _cleanup_free_ char **targv = NULL;
+        if (how->trampoline_fd >= 0) {
+                targv = trampoline_argv(how->report_fd, how->exe, (char *const *)p->args);
+                if (!targv)
+                        return umw_fail_sys(err, ENOMEM, "the exec trampoline's arguments");
+                if (clear_cloexec(how->report_fd) < 0)
+                        return umw_fail_errno(err, "pass the start connection to the trampoline");
+        }
+        r = apply_process(p, filter, how->preserve_fds, how->keep, how->nkeep, err);
+        if (r < 0)
+                return r;
+        if (targv) {
+                syscall(SYS_execveat, how->trampoline_fd, "", targv, envp, AT_EMPTY_PATH);
+                return umw_fail_errno(err, "exec %s through the exec trampoline", how->exe);
+        }
+        execve(how->exe, (char *const *)p->args, envp);
+        return umw_fail_errno(err, "exec %s", how->exe);
 }
 
 int init_pauses(const struct spec *spec, struct umw_error **err)
@@ -545,12 +562,17 @@ void init_main(const struct init_args *a)
             ns_join_user(userns_fd, &err) == 0) {
                 if (!a->start_connected)
                         close(a->start_fd);
-                int keep[] = {conn};
+                int keep[] = {conn, a->trampoline_fd};
+                struct init_exec how = {.exe = exe,
+                                        .preserve_fds = a->preserve_fds,
+                                        .keep = keep,
+                                        .nkeep = a->trampoline_fd >= 0 ? 2 : 1,
+                                        .trampoline_fd = a->trampoline_fd,
+                                        .report_fd = conn};
                 if (init_pauses(a->spec, &err) > 0)
                         pause_process(a, conn, &err);
                 else
-                        init_exec_process(&a->spec->process, filter, exe, a->preserve_fds, keep, 1,
-                                          &err);
+                        init_exec_process(&a->spec->process, filter, &how, &err);
         }
         if (conn >= 0)
                 sync_send_error(conn, err);

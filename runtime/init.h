@@ -27,6 +27,7 @@ struct init_args {
         size_t n_idmapped;             /* mounts whose trees come after GO (SYNC_TREES) */
         bool start_connected;          /* run: GO comes from the process that cloned us */
         bool runtime_ptraces;          /* init_runtime_ptraces() of the umwelt-run that cloned it */
+        int trampoline_fd;             /* the exec trampoline's memfd (trampoline.h), or -1 */
         struct seccomp_filter *filter; /* built by umwelt-run before the clone, or NULL */
 };
 
@@ -36,10 +37,6 @@ struct spec_process;
 struct seccomp_filter;
 struct umw_error;
 
-/* The last steps of every container process, the init's and exec's alike:
- * limits, capabilities, user, no_new_privs, cwd, umask, fds, seccomp, then
- * execve(exe). Returns only on failure. keep: fds above the preserved ones
- * that must stay open until execve (they are O_CLOEXEC). */
 /* Whether the init stops before its hooks for umwelt-run (SYNC_HOOKS). */
 bool init_waits_for_hooks(const struct spec *spec);
 
@@ -65,7 +62,23 @@ bool init_runtime_ptraces(void);
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int init_make_undumpable(struct umw_error **err);
 
-int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter, const char *exe,
-                      int preserve_fds, const int *keep, size_t nkeep, struct umw_error **err);
+/* How a container process's last exec goes: exe itself, or with
+ * trampoline_fd >= 0 through the exec trampoline (trampoline.h), which
+ * reports a failed exec of exe on report_fd. keep: fds above the preserved
+ * ones that must stay open until the exec (they are O_CLOEXEC), the
+ * trampoline's and report_fd among them. */
+struct init_exec {
+        const char *exe;
+        int preserve_fds;
+        const int *keep;
+        size_t nkeep;
+        int trampoline_fd, report_fd;
+};
+
+/* The last steps of every container process, the init's and exec's alike:
+ * limits, capabilities, user, no_new_privs, cwd, umask, fds, seccomp, then
+ * the exec. Returns only on failure. */
+int init_exec_process(const struct spec_process *p, struct seccomp_filter *filter,
+                      const struct init_exec *how, struct umw_error **err);
 
 #endif

@@ -24,15 +24,13 @@
 
 extern char **environ;
 
-#define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
-
 static bool exe_is_sealed(const char *exe)
 {
         _cleanup_close_ int fd = open(exe, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return false;
         int seals = fcntl(fd, F_GET_SEALS);
-        return seals >= 0 && (seals & SEALS) == SEALS;
+        return seals >= 0 && (seals & SELFEXE_SEALS) == SELFEXE_SEALS;
 }
 
 /* Our detached clone is a mount of the file alone in no namespace's tree:
@@ -116,15 +114,26 @@ bool selfexe_pid_exposes(pid_t pid)
         return selfexe_exposed(true, f ? map : NULL, n);
 }
 
-bool selfexe_pid_is_unsealed_runtime(pid_t pid)
+/* By its name, or under another (a copy, an engine's `runc` link to it) by
+ * being the inode this process runs from: a read-only clone shares it. */
+static bool is_runtime_image(pid_t pid)
 {
         char path[64], comm[32] = "";
         snprintf(path, sizeof(path), "/proc/%d/comm", pid);
         _cleanup_fclose_ FILE *f = fopen(path, "re");
-        if (!f || !fgets(comm, sizeof(comm), f) || strcmp(comm, "umwelt-run\n") != 0)
-                return false;
+        if (f && fgets(comm, sizeof(comm), f) && strcmp(comm, "umwelt-run\n") == 0)
+                return true;
+        struct stat ours, theirs;
         snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-        return !exe_is_protected(path);
+        return stat("/proc/self/exe", &ours) == 0 && stat(path, &theirs) == 0 &&
+               ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+bool selfexe_pid_is_unsealed_runtime(pid_t pid)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+        return is_runtime_image(pid) && !exe_is_protected(path);
 }
 
 bool selfexe_pidns_has_unsealed_runtime(const char *path)
@@ -175,15 +184,15 @@ bool selfexe_userns_below_ours(pid_t pid)
         }
 }
 
-static int make_memfd(void)
+int selfexe_memfd(const char *name)
 {
 #ifdef MFD_EXEC
         /* Kernels with vm.memfd_noexec want executability asked for. */
-        int fd = memfd_create("umwelt-run", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+        int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
         if (fd >= 0 || errno != EINVAL)
                 return fd;
 #endif
-        return memfd_create("umwelt-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
 int selfexe_sealed_copy(int *out, struct umw_error **err)
@@ -192,7 +201,7 @@ int selfexe_sealed_copy(int *out, struct umw_error **err)
         struct stat st;
         if (src < 0 || fstat(src, &st) < 0)
                 return umw_fail_errno(err, "open the runtime's own binary");
-        _cleanup_close_ int mfd = make_memfd();
+        _cleanup_close_ int mfd = selfexe_memfd("umwelt-run");
         if (mfd < 0)
                 return umw_fail_errno(err, "memfd for a sealed copy of the runtime");
         for (off_t left = st.st_size; left > 0;) {
@@ -203,7 +212,7 @@ int selfexe_sealed_copy(int *out, struct umw_error **err)
                         return umw_fail_errno(err, "copy the runtime into a memfd");
                 left -= n;
         }
-        if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
+        if (fcntl(mfd, F_ADD_SEALS, SELFEXE_SEALS) < 0)
                 return umw_fail_errno(err, "seal the runtime's copy");
         *out = TAKE_FD(mfd);
         return 0;

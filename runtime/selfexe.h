@@ -9,10 +9,13 @@
  * processes could change that inode first re-execs itself from a read-only
  * detached bind mount of its binary (or, without CAP_SYS_ADMIN for that,
  * from a sealed memfd copy): /proc/PID/exe of every process it starts then
- * names a file nobody can change. */
+ * names a file nobody can change. Where nothing inside can reach the init
+ * before its workload runs, create skips that re-exec and the init execs
+ * the workload through a sealed trampoline instead (trampoline.h). */
 #ifndef UMW_SELFEXE_H
 #define UMW_SELFEXE_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -48,6 +51,10 @@ bool selfexe_pidns_has_unsealed_runtime(const char *path);
 /* True when this process already runs from a write-sealed copy or from a
  * read-only detached mount of its binary. */
 bool selfexe_is_protected(void);
+/* The seals that leave a memfd's contents as they are for good. */
+#define SELFEXE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+/* An empty memfd (O_CLOEXEC) that may be sealed and exec'd, or -1. */
+int selfexe_memfd(const char *name);
 /* A memfd (O_CLOEXEC) holding a copy of the running binary, sealed against
  * any change: something to exec that nobody can have written. */
 int selfexe_sealed_copy(int *fd, struct umw_error **err);

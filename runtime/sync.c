@@ -8,13 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct sync_packet {
-        int32_t type;
-        int32_t value; /* a pid, or the error's class */
-        int32_t errnum;
-        char msg[2048];
-};
-
 union fd_control {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int) * SYNC_MAX_FDS)];
@@ -36,7 +29,8 @@ static int send_failed(int fd, struct umw_error **err)
          * ECONNRESET pending, reported by the first receive. */
         for (int i = 0; i < 2 && n < 0 && (e == EPIPE || e == ECONNRESET); i++)
                 n = recv(fd, &p, sizeof(p), 0);
-        if (n >= (ssize_t)offsetof(struct sync_packet, msg) && p.type == SYNC_ERROR)
+        if (n >= (ssize_t)offsetof(struct sync_packet, msg) &&
+            (p.type == SYNC_ERROR || p.type == SYNC_EXEC_ERROR))
                 return check_packet(&p, n, SYNC_ERROR, "container init", err);
         return umw_fail_sys(err, e, "sync with container init");
 }
@@ -117,11 +111,12 @@ static int check_packet(struct sync_packet *p, ssize_t n, enum sync_msg type, co
 {
         if (n < (ssize_t)offsetof(struct sync_packet, msg))
                 return umw_fail(err, UMW_EXIT_FAILURE, EPIPE, "%s exited unexpectedly", what);
-        if (p->type == SYNC_ERROR) {
-                p->msg[sizeof(p->msg) - 1] = '\0';
-                return umw_fail(err, (enum umw_exit)p->value, p->errnum > 0 ? p->errnum : EINVAL,
-                                "%s", p->msg);
-        }
+        int errnum = p->errnum > 0 ? p->errnum : EINVAL;
+        p->msg[sizeof(p->msg) - 1] = '\0';
+        if (p->type == SYNC_ERROR)
+                return umw_fail(err, (enum umw_exit)p->value, errnum, "%s", p->msg);
+        if (p->type == SYNC_EXEC_ERROR)
+                return umw_fail_sys(err, errnum, "%s", p->msg);
         if (p->type != (int32_t)type)
                 return umw_fail(err, UMW_EXIT_FAILURE, EPROTO,
                                 "%s: unexpected message %d (wanted %d)", what, p->type, type);

@@ -5,6 +5,7 @@
 #define UMW_SYNC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct umw_error;
@@ -17,6 +18,19 @@ enum sync_msg {
         SYNC_PID,    /* child -> parent: the pid of the process that will exec */
         SYNC_ERROR,  /* either way: the step failed; the message says why */
         SYNC_TREES,  /* parent -> init, right after GO: idmapped trees, in mount order */
+        /* exec trampoline -> start: the workload's execve failed with errnum;
+         * msg names what was exec'd, the receiver adds strerror (the
+         * trampoline has no libc to word it). */
+        SYNC_EXEC_ERROR,
+};
+
+/* One message. The exec trampoline (runtime/exec_trampoline.c) writes it
+ * too, without libc, so it lives here rather than in sync.c. */
+struct sync_packet {
+        int32_t type;
+        int32_t value; /* a pid, or the error's class */
+        int32_t errnum;
+        char msg[2048];
 };
 
 int sync_send(int fd, enum sync_msg type, int value, struct umw_error **err);

@@ -21,11 +21,12 @@ cfg_set "$b" 'c["root"]["readonly"] = False'
 
 # While a container is created but not started its init is the runtime. A
 # process holding CAP_SYS_PTRACE (no user namespace: over the host) gets past
-# the init being undumpable, so it must never see an init that is the host's
-# binary on a writable mount: a container without a user namespace of its
-# own runs its init from a read-only clone of the binary (or a sealed copy),
-# so a second container or an exec with CAP_SYS_PTRACE may join it; one
-# that would join an unprotected waiting init is still refused (selfexe.h).
+# the init being undumpable, so it must never join a pid namespace whose
+# init is the host's binary. A container without a user namespace of its own
+# and with a pid namespace of its own waits as the runtime itself (it execs
+# its workload through the sealed trampoline, trampoline.h): a second
+# container or an exec with CAP_SYS_PTRACE that would join it is refused
+# until start, and after start nothing inside is the host's binary.
 a=$T_TMP/bundle-a
 make_bundle "$a"
 cfg_set "$a" 'c["process"]["args"] = ["/bin/probe", "sleep", "1000"]'
@@ -42,26 +43,34 @@ for k in ('bounding', 'effective', 'permitted'): c['process']['capabilities'][k]
         new_id
         idb=$T_LAST_ID
         rt run -d --bundle "$b" "$idb" >"$T_TMP/watch1.out" 2>&1 </dev/null
-        t_eq "CAP_SYS_PTRACE container joining the pid ns of a waiting init: no waiting init is the writable binary" 0 $? "$(cat "$T_TMP/watch1.out")"
-        sleep 3.5
-        t_eq "the joined watcher found no process exposing the host binary" "seen 0 writable 0" \
-                "$(grep '^seen' "$T_TMP/watch1.out")" "$(cat "$T_TMP/watch1.out")"
+        t_eq "CAP_SYS_PTRACE container joining the pid ns of an init that is the runtime: refused" 6 $? "$(cat "$T_TMP/watch1.out")"
+        t_match "the refusal names the waiting init" "waits for start" "$(cat "$T_TMP/watch1.out")"
         rt delete -f "$idb" >/dev/null 2>&1
         rt exec --cap CAP_SYS_PTRACE "$ida" /bin/probe exit 0 >"$T_TMP/exec1.out" 2>&1 </dev/null
-        t_eq "exec with --cap CAP_SYS_PTRACE into a waiting init (protected) is allowed" 0 $? "$(cat "$T_TMP/exec1.out")"
+        t_eq "exec with --cap CAP_SYS_PTRACE into an init that is the runtime: refused" 6 $? "$(cat "$T_TMP/exec1.out")"
+        rt start "$ida" >/dev/null 2>&1 </dev/null
+        cfg_set "$b" "c['process']['args'] = ['/bin/probe', 'watch-exe', '$RT_DEVINO', '1']"
+        new_id
+        idb=$T_LAST_ID
+        out=$(rt run --bundle "$b" "$idb" 2>&1 </dev/null)
+        t_eq "after start, a CAP_SYS_PTRACE container joining its pid ns finds no process exposing the host binary" \
+                "seen 0 writable 0" "$(grep '^seen' <<<"$out")" "$out"
+        rt delete -f "$idb" >/dev/null 2>&1
         cfg_set "$b" 'set_ns("pid")'
         cfg_set "$b" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].remove("CAP_SYS_PTRACE")'
 fi
 rt delete -f "$ida" >/dev/null 2>&1
 
-# A container whose own processes hold CAP_SYS_PTRACE: its waiting init is a
-# sealed copy, and an exec'd watcher finds no process that is the host binary.
+# A container whose own processes hold CAP_SYS_PTRACE: exec into it (with
+# its capabilities) waits for its start; then an exec'd watcher finds no
+# process that is the host binary.
 cfg_set "$a" 'for k in ("bounding", "effective", "permitted"): c["process"]["capabilities"][k].append("CAP_SYS_PTRACE")'
 new_id
 ida=$T_LAST_ID
 rt create --bundle "$a" "$ida" >/dev/null 2>&1 </dev/null
-pida=$(state_field "$ida" pid)
-t_match "CAP_SYS_PTRACE container: the waiting init runs a sealed copy or a read-only clone" '^(/memfd:.*|/)$' "$(readlink "/proc/$pida/exe" 2>&1)"
+out=$(rt exec "$ida" /bin/probe watch-exe "$RT_DEVINO" 1 2>&1 </dev/null)
+t_eq "CAP_SYS_PTRACE container: exec before start is refused" 6 $? "$out"
+rt start "$ida" >/dev/null 2>&1 </dev/null
 out=$(rt exec "$ida" /bin/probe watch-exe "$RT_DEVINO" 1 2>&1 </dev/null)
 t_eq "CAP_SYS_PTRACE container: the host binary is not reachable from inside" "seen 0 writable 0" "$(grep '^seen' <<<"$out")" "$out"
 rt delete -f "$ida" >/dev/null 2>&1

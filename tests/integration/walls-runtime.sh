@@ -95,6 +95,30 @@ t_match "OCI run: kill(0) inside reaches neither the caller nor the supervising 
 t_eq "OCI run: the runtime removed the container it supervised" "" \
         "$("$RT_ROOT" --root "$T_ROOT" state "$T_LAST_ID" 2>/dev/null)"
 
+# Without a user namespace of its own the container's init execs its
+# workload through the sealed trampoline (trampoline.h): a script whose
+# interpreter is /proc/self/exe gets that, which runs nothing (the old code's
+# kernel refused it: ENOENT), while the init waits for start as the runtime.
+cfg_args "$b" /atk.sh
+new_id
+out=$("$RT_ROOT" --root "$T_ROOT" run --bundle "$b" "$T_LAST_ID" 2>&1 </dev/null)
+t_eq "OCI run: a #!/proc/self/exe script gets the trampoline, which ends at once (127)" 127 $? "$out"
+waiting_exe() {
+        cfg_args "$b" /bin/sleep 60
+        new_id
+        "$RT_ROOT" --root "$T_ROOT" create --bundle "$b" "$T_LAST_ID" >/dev/null 2>&1 </dev/null
+        readlink "/proc/$(state_field "$T_LAST_ID" pid)/exe"
+        "$RT_ROOT" --root "$T_ROOT" delete -f "$T_LAST_ID" >/dev/null 2>&1
+}
+t_eq "OCI create: the trampoline suffices, the init waits as the runtime" "$RT_ROOT" "$(waiting_exe)"
+# A filter that may refuse execveat keeps the re-exec from a read-only clone.
+cfg_set "$b" 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["execveat"], "action": "SCMP_ACT_ERRNO"}]}'
+t_eq "OCI create: a filter that may stop execveat: the init waits from a read-only clone" / "$(waiting_exe)"
+cfg_set "$b" 'del c["linux"]["seccomp"]'
+cfg_set "$b" 'drop_ns("pid")'
+t_eq "OCI create: no pid namespace of its own: a read-only clone" / "$(waiting_exe)"
+cfg_set "$b" 'set_ns("pid")'
+
 # --------------------------------------------------------------- sandbox
 
 # S WHO ARGS...: the runtime copy of WHO, with its state.
@@ -117,18 +141,37 @@ for who in root user; do
         [[ $who == user ]] && bin=$RT_USER
         devino=$(stat -c %d:%i "$bin")
 
-        # One-shot: the workload is the script; the attacker a process in
-        # all its namespaces with its ids (and every capability there).
-        S "$who" sandbox run -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
-        victim=
-        for _ in $(seq 100); do victim=$(pgrep -x atk.sh | head -1); [[ -n $victim ]] && break; sleep 0.05; done
-        cid=0 cgid=0
-        [[ $who == user ]] && cid=$U cgid=$G
-        out=$(nsenter -t "$victim" -a -r -w -S "$cid" -G "$cgid" -- "$proj/probe" attack-exe "$proj/fifo" "$devino" 2>&1 </dev/null)
-        judge "$who: sandbox run" "$bin" "$out" $?
-        # The script blocks on its FIFO until someone reads it.
-        timeout 5 sh -c ': <"$1"' _ "$proj/fifo"
-        wait
+        if [[ $who == user ]]; then
+                # The user's sandbox maps the binary's owner, so its init
+                # execs the workload through the sealed trampoline
+                # (trampoline.h): the script's /proc/self/exe is that, which
+                # runs nothing when it is not handed its report fd, and no
+                # process inside is ever the runtime (the old code's runtime
+                # opens the FIFO: the reader lets it go on).
+                timeout 30 sh -c ': <"$1"' _ "$proj/fifo" &
+                reader=$!
+                out=$(as_user timeout -k 2 20 "$RT_USER" --cgroup-manager disabled \
+                        sandbox run -p "$proj" -- "$proj/atk.sh" 2>&1 </dev/null)
+                rc=$?
+                kill "$reader" 2>/dev/null
+                wait "$reader" 2>/dev/null
+                t_eq "user: sandbox run: the script's interpreter is the trampoline, which ends at once (127)" \
+                        127 "$rc" "$out"
+                t_eq "user: sandbox run: and says nothing (no runtime ran)" "" "$out"
+                t_eq "user: sandbox run: the binary keeps its mode, size and hash" "$WANT" "$(fingerprint "$bin")"
+        else
+                # One-shot: the workload is the script; the attacker a
+                # process in all its namespaces with its ids (and every
+                # capability there).
+                S "$who" sandbox run -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
+                victim=
+                for _ in $(seq 100); do victim=$(pgrep -x atk.sh | head -1); [[ -n $victim ]] && break; sleep 0.05; done
+                out=$(nsenter -t "$victim" -a -r -w -S 0 -G 0 -- "$proj/probe" attack-exe "$proj/fifo" "$devino" 2>&1 </dev/null)
+                judge "$who: sandbox run" "$bin" "$out" $?
+                # The script blocks on its FIFO until someone reads it.
+                timeout 5 sh -c ': <"$1"' _ "$proj/fifo"
+                wait
+        fi
 
         out=$(S "$who" sandbox up -p "$proj" 2>&1 </dev/null) || t_fail "$who: sandbox up" "$out"
         S "$who" sandbox exec -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
