@@ -33,8 +33,10 @@ static const struct verb verbs[] = {
     {"pause", verb_pause, "pause ID"},
     {"resume", verb_resume, "resume ID"},
     {"update", verb_update,
-     "update [-r|--resources FILE|-] [--memory BYTES] [--pids-limit N] [--cpu-quota USEC]\n"
-     "       [--cpu-period USEC] [--cpu-share N] [--cpuset-cpus LIST] ID"},
+     "update [-r|--resources FILE|-] [--memory BYTES] [--memory-swap BYTES]\n"
+     "       [--memory-reservation BYTES] [--pids-limit N] [--cpu-quota USEC]\n"
+     "       [--cpu-period USEC] [--cpu-share N] [--blkio-weight N] [--cpuset-cpus LIST]\n"
+     "       [--cpuset-mems LIST] ID"},
     {"exec", verb_exec,
      "exec [-p|--process FILE] [-t|--tty] [-d|--detach] [--console-socket PATH]\n"
      "     [--pid-file FILE] [--cwd DIR] [-e|--env K=V]... [-u|--user UID[:GID]]\n"

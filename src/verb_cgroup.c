@@ -35,24 +35,35 @@ VERB(resume)
         return r < 0 ? r : 0;
 }
 
+/* The integer flags first (OPT_MEMORY up to N_INT_FLAGS), in longopts'
+ * order: the option's index names it in messages. */
 enum {
         OPT_RESOURCES = 256,
         OPT_MEMORY,
+        OPT_MEMORY_SWAP,
+        OPT_MEMORY_RESERVATION,
         OPT_PIDS_LIMIT,
         OPT_CPU_QUOTA,
         OPT_CPU_PERIOD,
         OPT_CPU_SHARE,
-        OPT_CPUSET_CPUS,
-        N_FLAGS
+        OPT_BLKIO_WEIGHT,
+        N_INT_FLAGS,
+        OPT_CPUSET_CPUS = N_INT_FLAGS,
+        OPT_CPUSET_MEMS,
 };
 
 /* The flags of update, each a field of linux.resources. */
 struct update_flags {
         const char *resources_file;
-        bool set[N_FLAGS - OPT_MEMORY];
-        int64_t value[N_FLAGS - OPT_MEMORY];
-        const char *cpuset_cpus;
+        bool set[N_INT_FLAGS - OPT_MEMORY];
+        int64_t value[N_INT_FLAGS - OPT_MEMORY];
+        const char *cpuset_cpus, *cpuset_mems;
 };
+
+static bool with_units(int opt)
+{
+        return opt == OPT_MEMORY || opt == OPT_MEMORY_SWAP || opt == OPT_MEMORY_RESERVATION;
+}
 
 /* A decimal integer, -1 for no limit; with_units: a k, m or g suffix too. */
 static int parse_int_flag(const char *flag, const char *arg, bool with_units, int64_t *out,
@@ -84,11 +95,15 @@ static int parse_update(int argc, char **argv, struct update_flags *f, struct um
         static const struct option longopts[] = {
             {"resources", required_argument, NULL, OPT_RESOURCES},
             {"memory", required_argument, NULL, OPT_MEMORY},
+            {"memory-swap", required_argument, NULL, OPT_MEMORY_SWAP},
+            {"memory-reservation", required_argument, NULL, OPT_MEMORY_RESERVATION},
             {"pids-limit", required_argument, NULL, OPT_PIDS_LIMIT},
             {"cpu-quota", required_argument, NULL, OPT_CPU_QUOTA},
             {"cpu-period", required_argument, NULL, OPT_CPU_PERIOD},
             {"cpu-share", required_argument, NULL, OPT_CPU_SHARE},
+            {"blkio-weight", required_argument, NULL, OPT_BLKIO_WEIGHT},
             {"cpuset-cpus", required_argument, NULL, OPT_CPUSET_CPUS},
+            {"cpuset-mems", required_argument, NULL, OPT_CPUSET_MEMS},
             {0},
         };
         *f = (struct update_flags){0};
@@ -102,12 +117,12 @@ static int parse_update(int argc, char **argv, struct update_flags *f, struct um
                         f->resources_file = optarg;
                         continue;
                 }
-                if (c == OPT_CPUSET_CPUS) {
-                        f->cpuset_cpus = optarg;
+                if (c == OPT_CPUSET_CPUS || c == OPT_CPUSET_MEMS) {
+                        *(c == OPT_CPUSET_CPUS ? &f->cpuset_cpus : &f->cpuset_mems) = optarg;
                         continue;
                 }
                 int i = c - OPT_MEMORY;
-                int r = parse_int_flag(longopts[c - OPT_RESOURCES].name, optarg, c == OPT_MEMORY,
+                int r = parse_int_flag(longopts[c - OPT_RESOURCES].name, optarg, with_units(c),
                                        &f->value[i], err);
                 if (r < 0)
                         return r;
@@ -129,10 +144,19 @@ static char *flags_to_json(const struct update_flags *f)
         if (!g)
                 return NULL;
         yajl_gen_map_open(g);
-        if (f->set[OPT_MEMORY - OPT_MEMORY]) {
+        if (f->set[OPT_MEMORY - OPT_MEMORY] || f->set[OPT_MEMORY_SWAP - OPT_MEMORY] ||
+            f->set[OPT_MEMORY_RESERVATION - OPT_MEMORY]) {
                 umw_jgen_key(g, "memory");
                 yajl_gen_map_open(g);
                 gen_int(g, f, OPT_MEMORY, "limit");
+                gen_int(g, f, OPT_MEMORY_SWAP, "swap");
+                gen_int(g, f, OPT_MEMORY_RESERVATION, "reservation");
+                yajl_gen_map_close(g);
+        }
+        if (f->set[OPT_BLKIO_WEIGHT - OPT_MEMORY]) {
+                umw_jgen_key(g, "blockIO");
+                yajl_gen_map_open(g);
+                gen_int(g, f, OPT_BLKIO_WEIGHT, "weight");
                 yajl_gen_map_close(g);
         }
         if (f->set[OPT_PIDS_LIMIT - OPT_MEMORY]) {
@@ -148,6 +172,8 @@ static char *flags_to_json(const struct update_flags *f)
         gen_int(g, f, OPT_CPU_PERIOD, "period");
         if (f->cpuset_cpus)
                 umw_jgen_key_str(g, "cpus", f->cpuset_cpus);
+        if (f->cpuset_mems)
+                umw_jgen_key_str(g, "mems", f->cpuset_mems);
         yajl_gen_map_close(g);
         yajl_gen_map_close(g);
         return umw_jgen_finish(g, NULL);
@@ -191,7 +217,7 @@ VERB(update)
         const char *id = argv[optind];
         if (f.resources_file && (r = update_from_file(g, id, f.resources_file, err)) < 0)
                 return r;
-        bool any_flag = f.cpuset_cpus != NULL;
+        bool any_flag = f.cpuset_cpus || f.cpuset_mems;
         for (size_t i = 0; i < ARRAY_SIZE(f.set); i++)
                 any_flag |= f.set[i];
         if (!any_flag && f.resources_file)

@@ -142,6 +142,20 @@ printf '{"pids": {"limit": 7}, "cpu": {"quota": 30000, "period": 100000}}' >"$T_
 t_run "update --resources FILE exits 0" rt update --resources "$T_TMP/res.json" "$id"
 t_eq "update --resources sets pids.max and the CPU quota" "7 30000" \
         "$(cat "$(cg_dir pids "$id")/pids.max") $(cat "$(cg_dir cpu "$id")/cpu.cfs_quota_us")"
+t_run "update with runc's memory and cpuset flags exits 0" rt update --memory 32m --memory-swap 64m \
+        --memory-reservation 8m --cpu-share 512 --cpuset-mems 0 "$id"
+t_eq "... each reaches its file" "33554432 67108864 8388608 512 0" \
+        "$(cd "$(cg_dir memory "$id")" && cat memory.limit_in_bytes memory.memsw.limit_in_bytes \
+                memory.soft_limit_in_bytes | tr '\n' ' ')$(cat "$(cg_dir cpu "$id")/cpu.shares" \
+                "$(cg_dir cpuset "$id")/cpuset.mems" | tr '\n' ' ' | sed 's/ $//')"
+capture rt update --blkio-weight 500 "$id"
+# BFQ's weight (CFQ's blkio.weight went with Linux 5.0), where the kernel has it.
+if [[ -e $(cg_dir blkio "$id")/blkio.bfq.weight ]]; then
+        t_eq "update --blkio-weight sets blkio.bfq.weight" "0 500" \
+                "$T_RC $(cat "$(cg_dir blkio "$id")/blkio.bfq.weight")" "$T_OUT"
+else
+        t_match "update --blkio-weight without BFQ fails naming the file" "^[1-9].*blkio" "$T_RC $T_OUT"
+fi
 capture rt update --pids-limit 0x10 "$id"
 t_eq "update with a bad flag value exits 2" 2 "$T_RC" "$T_OUT"
 printf '{"memory": {"limit": -7}}' >"$T_TMP/bad.json"
