@@ -104,6 +104,24 @@ static int parse_device_number(yajl_val obj, const struct umw_jloc *loc, const c
         return umw_json_int64(v, &at, 0, strcmp(key, "major") == 0 ? 4095 : 1048575, out, err);
 }
 
+/* A file's absolute path; trailing slashes (runc and crun strip them) name
+ * the same file, so they go, in the tree's own copy. */
+static int parse_device_path(yajl_val v, const struct umw_jloc *loc, const char **out,
+                             struct umw_error **err)
+{
+        int r = spec_read_absolute_path(v, loc, out, err);
+        if (r < 0)
+                return r;
+        char *path = v->u.string;
+        size_t n = strlen(path);
+        while (n > 1 && path[n - 1] == '/')
+                path[--n] = '\0';
+        const char *name = strrchr(path, '/') + 1;
+        if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                return umw_json_expected(loc, "an absolute file path", err);
+        return 0;
+}
+
 static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_device *d,
                         struct umw_error **err)
 {
@@ -112,7 +130,7 @@ static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_de
         yajl_val mode;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = spec_read_absolute_path(umw_json_member(obj, "path"), &path_at, &d->path, err);
+                r = parse_device_path(umw_json_member(obj, "path"), &path_at, &d->path, err);
         if (r == 0)
                 r = parse_device_type(obj, loc, d, err);
         if (r == 0)

@@ -97,6 +97,12 @@ pts/ptmx
 /proc/self/fd/2
 shm"
 t_eq "/dev has the OCI default devices and links" "$want" "$T_OUT" "$T_ERR"
+# A device path with a trailing slash names the same file (runc and crun strip it).
+cfg_set "$b" 'c["linux"]["devices"] = [{"path": "/dev/umwelt-dev/", "type": "b", "major": 7, "minor": 200, "fileMode": 0o640, "uid": 12, "gid": 34}]'
+run_in "$b" /bin/sh -c 'stat -c "%n %F %t:%T %a %u:%g" /dev/umwelt-dev'
+t_eq "a device's trailing slash is dropped; its node made as asked" \
+        "/dev/umwelt-dev block special file 7:c8 640 12:34" "$T_OUT" "$T_ERR"
+cfg_set "$b" 'c["linux"]["devices"] = []'
 run_in "$b" /bin/sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c'
 t_eq "/dev/null and /dev/zero work" 4 "$T_OUT" "$T_ERR"
 

@@ -305,6 +305,15 @@ Test(spec, full_config_seccomp)
         spec_free(spec);
 }
 
+Test(spec, device_path_trailing_slashes_go)
+{
+        struct spec *spec = load_ok("{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},"
+                                    "\"linux\":{\"devices\":[{\"path\":\"/mnt//\",\"type\":\"b\","
+                                    "\"major\":10,\"minor\":229}]}}");
+        cr_assert_str_eq(spec->devices[0].path, "/mnt");
+        spec_free(spec);
+}
+
 Test(spec, minimal_config_without_process)
 {
         struct spec *spec =
@@ -396,6 +405,10 @@ static const struct bad_case bad_cases[] = {
      ".linux.devices[0].type: expected one of c, b, u, p"},
     {LINUX("\"devices\":[{\"path\":\"dev/x\",\"type\":\"c\",\"major\":1,\"minor\":1}]"),
      ".linux.devices[0].path: expected an absolute path"},
+    {LINUX("\"devices\":[{\"path\":\"/dev/..\",\"type\":\"c\",\"major\":1,\"minor\":1}]"),
+     ".linux.devices[0].path: expected an absolute file path"},
+    {LINUX("\"devices\":[{\"path\":\"///\",\"type\":\"c\",\"major\":1,\"minor\":1}]"),
+     ".linux.devices[0].path: expected an absolute file path"},
     {LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"b\",\"major\":1}]"),
      ".linux.devices[0].minor: expected an integer from 0 to 1048575"},
     {LINUX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"p\",\"fileMode\":65535}]"),
