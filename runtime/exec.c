@@ -147,12 +147,13 @@ static int add_caps(const char **names, size_t n, struct spec_caps *caps, struct
                 if (caps_from_name(names[i], &cap) < 0)
                         return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
                                         "exec: --cap: unknown capability '%s'", names[i]);
+                /* Not inheritable, nor so ambient: a capability there reaches
+                 * whatever file capabilities or setuid program the process
+                 * runs next (CVE-2022-29162; runc since 1.1.2, crun). */
                 uint64_t bit = 1ULL << cap;
                 caps->bounding |= bit;
                 caps->effective |= bit;
                 caps->permitted |= bit;
-                caps->inheritable |= bit;
-                caps->ambient |= bit;
         }
         return 0;
 }

@@ -80,6 +80,9 @@ t_eq "exec -u UID alone means gid 0" "uid=1234 gid=0" "$(cut -d' ' -f1-2 <<<"$T_
 ex --cap CAP_NET_RAW "$id" /bin/probe caps
 t_eq "exec --cap adds a capability to the config's (CAP_NET_RAW, bit 13; as runc)" 0000000000002021 \
         "$(awk '$1 == "CapEff" { print $2 }' <<<"$T_OUT")" "$T_OUT" "$T_ERR"
+t_eq "... bounding and permitted too, not inheritable or ambient (CVE-2022-29162)" \
+        "CapInh 0000000000000000 CapPrm 0000000000002021 CapBnd 0000000000002021 CapAmb 0000000000000000" \
+        "$(awk '$1 != "CapEff" { printf "%s%s %s", sep, $1, $2; sep = " " }' <<<"$T_OUT")" "$T_OUT"
 
 cat >"$T_TMP/process.json" <<'EOF'
 {"terminal": false, "user": {"uid": 42, "gid": 43}, "args": ["/bin/sh", "-c", "probe cwd; probe ids; echo $PROC"],
