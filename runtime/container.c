@@ -68,7 +68,7 @@ int ctr_found_spec(const struct found *f, const struct spec **spec, struct spec 
 }
 
 int ctr_run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
-                          const char *name, enum container_status status, struct umw_error **err)
+                          enum container_status status, struct umw_error **err)
 {
         if (!spec->hooks[kind].count)
                 return 0;
@@ -76,7 +76,7 @@ int ctr_run_hooks_outside(const struct found *f, const struct spec *spec, enum s
         _cleanup_free_ char *json = state_to_json(&f->st, status, false, &len);
         if (!json)
                 return umw_fail_sys(err, ENOMEM, "hook state");
-        return hooks_run(&spec->hooks[kind], name, json, len, err);
+        return hooks_run(&spec->hooks[kind], kind, json, len, err);
 }
 
 /* The container's processes: its cgroup's, or the init alone when it has

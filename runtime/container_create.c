@@ -344,9 +344,9 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
         state_release(&st);
         if (!json || (pre->count && !pre_json))
                 return umw_fail_sys(err, ENOMEM, "hook state");
-        r = hooks_run(pre, "prestart", pre_json, pre_len, err);
+        r = hooks_run(pre, SPEC_HOOK_PRESTART, pre_json, pre_len, err);
         if (r == 0)
-                r = hooks_run(rt, "createRuntime", json, len, err);
+                r = hooks_run(rt, SPEC_HOOK_CREATE_RUNTIME, json, len, err);
         if (r < 0)
                 return r;
         return sync_send(c->sync_fd, SYNC_GO, 0, err);

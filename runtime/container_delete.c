@@ -117,7 +117,8 @@ int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
                 size_t len = 0;
                 _cleanup_free_ char *json = state_to_json(&f->st, STATUS_STOPPED, false, &len);
                 if (json)
-                        hooks_run_all(&spec->hooks[SPEC_HOOK_POSTSTOP], "poststop", json, len);
+                        hooks_run_all(&spec->hooks[SPEC_HOOK_POSTSTOP], SPEC_HOOK_POSTSTOP, json,
+                                      len);
                 else
                         umw_warn("poststop hooks: no memory for the state");
         }

@@ -78,7 +78,7 @@ int ctr_found_spec(const struct found *f, const struct spec **spec, struct spec 
 /* Runs spec's hooks of kind (none: nothing), handing them f's state as
  * status. */
 int ctr_run_hooks_outside(const struct found *f, const struct spec *spec, enum spec_hook_kind kind,
-                          const char *name, enum container_status status, struct umw_error **err);
+                          enum container_status status, struct umw_error **err);
 /* The container's processes (malloc'd). */
 int ctr_list_processes(const struct container_state *st, pid_t **pids, size_t *n,
                        struct umw_error **err);

@@ -74,8 +74,7 @@ static int start_found(struct found *f, int conn, bool go_sent, struct umw_error
                               : send_go(conn, err);
         if (r == 0) {
                 f->status = STATUS_RUNNING;
-                r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, "poststart", STATUS_RUNNING,
-                                          err);
+                r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, STATUS_RUNNING, err);
         }
         spec_free(owned);
         return r;

@@ -148,9 +148,9 @@ static void kill_and_reap(pid_t pid)
 
 /* The container's side: createContainer and startContainer run in its
  * namespaces, a program of its root. */
-static bool runs_inside(const char *kind)
+static bool runs_inside(enum spec_hook_kind kind)
 {
-        return strcmp(kind, "createContainer") == 0 || strcmp(kind, "startContainer") == 0;
+        return kind == SPEC_HOOK_CREATE_CONTAINER || kind == SPEC_HOOK_START_CONTAINER;
 }
 
 /* Forks the hook and returns its pid once it has exec'd, so that a missing
@@ -158,15 +158,18 @@ static bool runs_inside(const char *kind)
  * A hook without env gets the runtime's own, as runc and crun give it
  * (podman's hooks.d hooks find their tools by PATH); one in the container's
  * side only the runtime's PATH, none of the caller's other variables. */
-static pid_t hook_spawn(const struct spec_hook *h, const char *kind, int stdin_fd,
+static pid_t hook_spawn(const struct spec_hook *h, enum spec_hook_kind stage, int stdin_fd,
                         struct umw_error **err)
 {
+        const char *kind = spec_hook_name(stage);
         const char *path = getenv("PATH");
         _cleanup_free_ char *path_var = NULL;
         if (path && asprintf(&path_var, "PATH=%s", path) < 0)
                 return umw_fail_sys(err, ENOMEM, "%s hook %s: env", kind, h->path);
         char *path_only[] = {path_var, NULL};
-        char *const *env = h->env ? (char *const *)h->env : runs_inside(kind) ? path_only : environ;
+        char *const *env = h->env               ? (char *const *)h->env
+                           : runs_inside(stage) ? path_only
+                                                : environ;
         int errpipe[2];
         if (pipe2(errpipe, O_CLOEXEC) < 0)
                 return umw_fail_errno(err, "%s hook %s: pipe", kind, h->path);
@@ -268,9 +271,10 @@ static int hook_supervise(const struct spec_hook *h, const char *kind, pid_t pid
         return hook_status_check(h, kind, status, err);
 }
 
-static int hook_run(const struct spec_hook *h, const char *kind, const char *state_json,
+static int hook_run(const struct spec_hook *h, enum spec_hook_kind stage, const char *state_json,
                     size_t state_len, struct umw_error **err)
 {
+        const char *kind = spec_hook_name(stage);
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return umw_fail_errno(err, "%s hook %s: pipe", kind, h->path);
@@ -284,16 +288,17 @@ static int hook_run(const struct spec_hook *h, const char *kind, const char *sta
                 return umw_fail_errno(err, "%s hook %s: fcntl", kind, h->path);
         if (f.left == 0)
                 feeder_close(&f);
-        pid_t pid = hook_spawn(h, kind, stdin_fd, err);
+        pid_t pid = hook_spawn(h, stage, stdin_fd, err);
         if (pid < 0)
                 return pid;
         close(TAKE_FD(stdin_fd));
         return hook_supervise(h, kind, pid, &f, err);
 }
 
-int hooks_run(const struct spec_hooks *hooks, const char *kind, const char *state_json,
+int hooks_run(const struct spec_hooks *hooks, enum spec_hook_kind stage, const char *state_json,
               size_t state_len, struct umw_error **err)
 {
+        const char *kind = spec_hook_name(stage);
         if (!hooks || hooks->count == 0)
                 return 0;
         struct sigpipe_guard guard;
@@ -302,15 +307,16 @@ int hooks_run(const struct spec_hooks *hooks, const char *kind, const char *stat
                 return umw_fail_sys(err, -r, "%s hooks: block SIGPIPE", kind);
         for (size_t i = 0; i < hooks->count && r == 0; i++) {
                 umw_debug("running %s hook %s", kind, hooks->list[i].path);
-                r = hook_run(&hooks->list[i], kind, state_json, state_len, err);
+                r = hook_run(&hooks->list[i], stage, state_json, state_len, err);
         }
         sigpipe_restore(&guard);
         return r;
 }
 
-void hooks_run_all(const struct spec_hooks *hooks, const char *kind, const char *state_json,
-                   size_t state_len)
+void hooks_run_all(const struct spec_hooks *hooks, enum spec_hook_kind stage,
+                   const char *state_json, size_t state_len)
 {
+        const char *kind = spec_hook_name(stage);
         if (!hooks || hooks->count == 0)
                 return;
         struct sigpipe_guard guard;
@@ -322,7 +328,7 @@ void hooks_run_all(const struct spec_hooks *hooks, const char *kind, const char 
         for (size_t i = 0; i < hooks->count; i++) {
                 _cleanup_error_ struct umw_error *err = NULL;
                 umw_debug("running %s hook %s", kind, hooks->list[i].path);
-                if (hook_run(&hooks->list[i], kind, state_json, state_len, &err) < 0)
+                if (hook_run(&hooks->list[i], stage, state_json, state_len, &err) < 0)
                         umw_warn("%s", err->msg);
         }
         sigpipe_restore(&guard);

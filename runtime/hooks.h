@@ -5,19 +5,20 @@
 #ifndef UMW_HOOKS_H
 #define UMW_HOOKS_H
 
+#include "spec.h"
+
 #include <stddef.h>
 
-struct spec_hooks;
 struct umw_error;
 
-/* Runs the hooks in order; stops at the first failure. kind names the stage
- * in messages ("createRuntime"). */
-int hooks_run(const struct spec_hooks *hooks, const char *kind, const char *state_json,
+/* Runs the hooks of kind in order; stops at the first failure. Messages
+ * name the stage by its config.json key ("createRuntime"). */
+int hooks_run(const struct spec_hooks *hooks, enum spec_hook_kind kind, const char *state_json,
               size_t state_len, struct umw_error **err);
 
 /* As hooks_run, but every hook runs: each failure is a warning line (the
  * poststop hooks, when the container is gone whatever they say). */
-void hooks_run_all(const struct spec_hooks *hooks, const char *kind, const char *state_json,
+void hooks_run_all(const struct spec_hooks *hooks, enum spec_hook_kind kind, const char *state_json,
                    size_t state_len);
 
 #endif

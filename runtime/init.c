@@ -53,16 +53,16 @@ static char *hook_state(const struct init_args *a, pid_t host_pid, enum containe
         return state_to_json(&st, status, false, len);
 }
 
-static int run_hooks_inside(const struct init_args *a, enum spec_hook_kind kind, const char *name,
-                            pid_t host_pid, enum container_status status, struct umw_error **err)
+static int run_hooks_inside(const struct init_args *a, enum spec_hook_kind kind, pid_t host_pid,
+                            enum container_status status, struct umw_error **err)
 {
         if (a->spec->hooks[kind].count == 0)
                 return 0;
         size_t len = 0;
         _cleanup_free_ char *json = hook_state(a, host_pid, status, &len);
         if (!json)
-                return umw_fail_sys(err, ENOMEM, "%s hooks", name);
-        return hooks_run(&a->spec->hooks[kind], name, json, len, err);
+                return umw_fail_sys(err, ENOMEM, "%s hooks", spec_hook_name(kind));
+        return hooks_run(&a->spec->hooks[kind], kind, json, len, err);
 }
 
 static bool maps_zero(const struct spec_idmap *maps, size_t n)
@@ -293,8 +293,7 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
                 if (r < 0)
                         return r;
         }
-        r = run_hooks_inside(a, SPEC_HOOK_CREATE_CONTAINER, "createContainer", host_pid,
-                             STATUS_CREATING, err);
+        r = run_hooks_inside(a, SPEC_HOOK_CREATE_CONTAINER, host_pid, STATUS_CREATING, err);
         if (r == 0)
                 r = rootfs_pivot(a->rootfs, a->no_pivot, err);
         return r;
@@ -557,8 +556,7 @@ void init_main(const struct init_args *a)
         }
         close(a->sync_fd);
         if (wait_for_start(a, &conn, &err) == 0 &&
-            run_hooks_inside(a, SPEC_HOOK_START_CONTAINER, "startContainer", host_pid,
-                             STATUS_CREATED, &err) == 0 &&
+            run_hooks_inside(a, SPEC_HOOK_START_CONTAINER, host_pid, STATUS_CREATED, &err) == 0 &&
             ns_join_user(userns_fd, &err) == 0) {
                 if (!a->start_connected)
                         close(a->start_fd);

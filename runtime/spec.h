@@ -136,6 +136,9 @@ struct spec_hooks {
         size_t count;
 };
 
+/* The kind's key in config.json's hooks ("createRuntime"). */
+const char *spec_hook_name(enum spec_hook_kind kind);
+
 struct spec_kv {
         const char *key, *value;
 };

@@ -15,6 +15,11 @@ static const char *const hook_keys[SPEC_HOOK_COUNT] = {
     [SPEC_HOOK_POSTSTOP] = "poststop",
 };
 
+const char *spec_hook_name(enum spec_hook_kind kind)
+{
+        return hook_keys[kind];
+}
+
 static int parse_hook(yajl_val obj, const struct umw_jloc *loc, struct spec_hook *h,
                       struct umw_error **err)
 {

@@ -66,7 +66,7 @@ static struct umw_error *run(struct spec_hook *list, size_t count, const char *j
 {
         struct spec_hooks hooks = {.list = list, .count = count};
         struct umw_error *err = NULL;
-        int r = hooks_run(&hooks, "createRuntime", json, len, &err);
+        int r = hooks_run(&hooks, SPEC_HOOK_CREATE_RUNTIME, json, len, &err);
         cr_assert_eq(r < 0, err != NULL, "return %d does not match the error", r);
         return err;
 }
@@ -88,7 +88,7 @@ Test(hooks, no_hooks_is_success)
 {
         cr_assert_null(run(NULL, 0, state, strlen(state)));
         struct umw_error *err = NULL;
-        cr_assert_eq(hooks_run(NULL, "poststop", state, strlen(state), &err), 0);
+        cr_assert_eq(hooks_run(NULL, SPEC_HOOK_POSTSTOP, state, strlen(state), &err), 0);
 }
 
 Test(hooks, true_succeeds)
