@@ -76,7 +76,8 @@ static void visible_beyond(const char *dir, const char *home, char *found, size_
 }
 
 /* No home directory of the host shows: /home and /root hold nothing but
- * the way to $HOME, and $HOME is an empty tmpfs of the sandbox's own. */
+ * the way to $HOME, and $HOME is an empty tmpfs of the sandbox's own, or
+ * absent as on the host (a passwd entry's /nonexistent: compose.h). */
 static void check_home(struct doctor_report *r)
 {
         const char *home = getenv("HOME");
@@ -90,10 +91,15 @@ static void check_home(struct doctor_report *r)
         if (strcmp(home, "/home") != 0 && strcmp(home, "/root") != 0)
                 visible_beyond(home, "", found, sizeof(found));
         struct statfs fs;
-        bool tmpfs = statfs(home, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
-        bool ok = tmpfs && !found[0];
+        int st = statfs(home, &fs);
+        bool absent = st < 0 && errno == ENOENT;
+        bool tmpfs = st == 0 && fs.f_type == TMPFS_MAGIC;
+        bool ok = (tmpfs || absent) && !found[0];
         doctor_add(r, "home", ok, true, NULL, "%s%s; visible: %s", home,
-                   tmpfs ? " is a tmpfs" : " is not a fresh tmpfs", found[0] ? found : "nothing");
+                   absent  ? " does not exist (nor on the host)"
+                   : tmpfs ? " is a tmpfs"
+                           : " is not a fresh tmpfs",
+                   found[0] ? found : "nothing");
 }
 
 /* Every capability set is empty: read from the kernel's own account. */
