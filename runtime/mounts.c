@@ -344,14 +344,6 @@ static bool is_bind(const struct spec_mount *m, const struct mount_opts *o)
 }
 
 /* Where a bind of source lands: a file source needs a file to mount on. */
-static enum root_create mount_point_kind(const char *source)
-{
-        struct stat st;
-        if (source && stat(source, &st) == 0 && !S_ISDIR(st.st_mode))
-                return ROOT_CREATE_FILE;
-        return ROOT_CREATE_DIR;
-}
-
 static int apply_propagation(int mnt_fd, const struct mount_opts *o, struct umw_error **err)
 {
         if (!o->propagation)
@@ -420,8 +412,18 @@ static int source_tree(const struct spec_mount *m, const struct mount_opts *o,
         return bind_tree_at(at, m->source, o, o->recursive, err);
 }
 
+/* A bind's mount point is a file or a directory as the tree cloned is,
+ * never as its source looks when looked up again by name. */
+static enum root_create tree_kind(int tree)
+{
+        struct stat st;
+        if (fstat(tree, &st) == 0 && !S_ISDIR(st.st_mode))
+                return ROOT_CREATE_FILE;
+        return ROOT_CREATE_DIR;
+}
+
 static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
-                      const struct mount_root *root, int dest_fd, int *slot, struct umw_error **err)
+                      const struct mount_root *root, int *slot, struct umw_error **err)
 {
         if (!m->source)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -431,6 +433,10 @@ static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
         _cleanup_close_ int tree = source_tree(m, o, root, slot, err);
         if (tree < 0)
                 return tree;
+        _cleanup_close_ int dest_fd =
+            root_open_create(root->fd, m->destination, tree_kind(tree), err);
+        if (dest_fd < 0)
+                return dest_fd;
         int r = attach_mount(tree, dest_fd);
         if (r < 0)
                 return umw_fail_sys(err, -r, "attach bind of %s", m->source);
@@ -703,25 +709,12 @@ static int open_proc_dest(int rootfs_fd, const char *dest, struct umw_error **er
         return fd;
 }
 
-/* An idmapped tree's kind from the tree itself: its source may lie where
- * the init cannot search. */
-static enum root_create tree_kind(int tree)
+/* A filesystem's mount point: a directory. */
+static int open_dest(const struct spec_mount *m, int rootfs_fd, struct umw_error **err)
 {
-        struct stat st;
-        if (fstat(tree, &st) == 0 && !S_ISDIR(st.st_mode))
-                return ROOT_CREATE_FILE;
-        return ROOT_CREATE_DIR;
-}
-
-static int open_dest(const struct spec_mount *m, bool bind, int tree, int rootfs_fd,
-                     struct umw_error **err)
-{
-        if (!bind && strcmp(m->type, "proc") == 0)
+        if (strcmp(m->type, "proc") == 0)
                 return open_proc_dest(rootfs_fd, m->destination, err);
-        enum root_create kind = !bind       ? ROOT_CREATE_DIR
-                                : tree >= 0 ? tree_kind(tree)
-                                            : mount_point_kind(m->source);
-        return root_open_create(rootfs_fd, m->destination, kind, err);
+        return root_open_create(rootfs_fd, m->destination, ROOT_CREATE_DIR, err);
 }
 
 static int mount_one(const struct spec *spec, const struct spec_mount *m,
@@ -738,14 +731,14 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m,
         bool bind = is_bind(m, &o);
         int rootfs_fd = root->fd;
         _cleanup_close_ int dest = -1;
-        if (!bind && !m->type)
+        if (bind)
+                r = mount_bind(m, &o, root, slot, err);
+        else if (!m->type)
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                              "config.json: mounts[%s]: expected a type or a bind option",
                              m->destination);
-        else if ((dest = open_dest(m, bind, slot ? *slot : -1, rootfs_fd, err)) < 0)
+        else if ((dest = open_dest(m, rootfs_fd, err)) < 0)
                 r = dest;
-        else if (bind)
-                r = mount_bind(m, &o, root, dest, slot, err);
         else if (strcmp(m->type, "cgroup") == 0)
                 r = mount_cgroup(spec, m, &o, rootfs_fd, dest, in_userns, err);
         else
