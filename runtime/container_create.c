@@ -464,8 +464,10 @@ static int send_trees(struct creation *c, struct umw_error **err)
         _cleanup_free_ int *trees = malloc(n * sizeof(*trees));
         if (!trees)
                 return umw_fail_sys(err, ENOMEM, "idmapped trees");
-        _cleanup_close_ int userns = open_container_userns(c, err);
-        int r = userns < 0 ? userns : mounts_idmap_trees(c->spec, userns, trees, err);
+        /* None without one: then every idmapped mount has a mapping of its own. */
+        bool has_userns = c->spec->namespaces[SPEC_NS_USER].enabled;
+        _cleanup_close_ int userns = has_userns ? open_container_userns(c, err) : -1;
+        int r = has_userns && userns < 0 ? userns : mounts_idmap_trees(c->spec, userns, trees, err);
         if (r < 0)
                 return r;
         int batch[SYNC_MAX_FDS];

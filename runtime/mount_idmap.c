@@ -3,6 +3,7 @@
  * disk is shown through the container's user namespace, and what the
  * container writes lands on disk under the ids it maps to. */
 #include "mounts.h"
+#include "namespaces.h"
 #include "spec.h"
 #include "src/common/cleanup.h"
 #include "src/common/error.h"
@@ -10,8 +11,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static bool same_maps(const struct spec_idmap *a, size_t na, const struct spec_idmap *b, size_t nb)
@@ -35,16 +39,11 @@ static int idmapped(const struct spec *spec, const struct spec_mount *m, struct 
                 why = "uidMappings/gidMappings need the \"idmap\" or \"ridmap\" option";
         else if (!o.bind && !(m->type && strcmp(m->type, "bind") == 0))
                 why = "only a bind mount can be idmapped here";
-        else if (!spec->namespaces[SPEC_NS_USER].enabled)
-                why = "an idmapped mount needs a user namespace";
-        /* One user namespace maps them all: a mount's own mapping would need
-         * a namespace of its own (crun makes one); the container's is what
-         * podman and Kubernetes pass. */
-        else if (own_maps && (!same_maps(m->uid_mappings, m->n_uid_mappings, spec->uid_mappings,
-                                         spec->n_uid_mappings) ||
-                              !same_maps(m->gid_mappings, m->n_gid_mappings, spec->gid_mappings,
-                                         spec->n_gid_mappings)))
-                why = "uidMappings/gidMappings other than the container's are not supported";
+        else if (!own_maps && !spec->namespaces[SPEC_NS_USER].enabled)
+                why = "an idmapped mount needs a user namespace or uidMappings/gidMappings of "
+                      "its own";
+        else if (own_maps && (!m->n_uid_mappings || !m->n_gid_mappings))
+                why = "an idmapped mount's own mapping needs both uidMappings and gidMappings";
         if (why)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "config.json: mounts[%s]: %s",
                                 m->destination, why);
@@ -72,6 +71,71 @@ int mounts_count_idmapped(const struct spec *spec, struct umw_error **err)
         return n;
 }
 
+/* Whether m maps through a user namespace of its own rather than the
+ * container's. */
+static bool maps_itself(const struct spec *spec, const struct spec_mount *m)
+{
+        return m->n_uid_mappings && (!same_maps(m->uid_mappings, m->n_uid_mappings,
+                                                spec->uid_mappings, spec->n_uid_mappings) ||
+                                     !same_maps(m->gid_mappings, m->n_gid_mappings,
+                                                spec->gid_mappings, spec->n_gid_mappings) ||
+                                     spec->namespaces[SPEC_NS_USER].path);
+}
+
+/* The child's half of mount_userns: a user namespace, held until told. */
+__attribute__((noreturn)) static void hold_userns(int ready, int hold)
+{
+        char c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+        if (write(ready, &c, 1) == 1 && c == 'y')
+                (void)!read(hold, &c, 1);
+        _exit(0);
+}
+
+/* A user namespace with m's own mapping, for its mount alone (as crun
+ * makes one): a child unshares it and holds it while its maps are written
+ * and it is opened, then ends; the fd keeps the namespace. */
+static int mount_userns(const struct spec_mount *m, struct umw_error **err)
+{
+        int ready[2], hold[2];
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return umw_fail_errno(err, "pipe");
+        if (pipe2(hold, O_CLOEXEC) < 0) {
+                close(ready[0]);
+                close(ready[1]);
+                return umw_fail_errno(err, "pipe");
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(ready[0]);
+                close(hold[1]);
+                hold_userns(ready[1], hold[0]);
+        }
+        close(ready[1]);
+        close(hold[0]);
+        _cleanup_close_ int ready_rd = ready[0], hold_wr = hold[1];
+        if (pid < 0)
+                return umw_fail_errno(err, "fork for the user namespace of %s", m->destination);
+        char c = 'n';
+        int fd = -1;
+        int r = read(ready_rd, &c, 1) == 1 && c == 'y'
+                    ? 0
+                    : umw_fail(err, UMW_EXIT_FAILURE, EPERM,
+                               "create the user namespace of the mount on %s", m->destination);
+        if (r == 0)
+                r = ns_write_maps(pid, m->uid_mappings, m->n_uid_mappings, m->gid_mappings,
+                                  m->n_gid_mappings, err);
+        if (r == 0) {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                        r = umw_fail_errno(err, "open %s", path);
+        }
+        umw_close_fdp(&hold_wr);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return r < 0 ? r : fd;
+}
+
 static int idmap_tree(const struct spec_mount *m, int userns_fd, struct umw_error **err)
 {
         struct mount_opts o;
@@ -93,6 +157,16 @@ static int idmap_tree(const struct spec_mount *m, int userns_fd, struct umw_erro
         return TAKE_FD(fd);
 }
 
+/* The tree of m idmapped through its own user namespace or the container's. */
+static int idmap_mount(const struct spec *spec, const struct spec_mount *m, int userns_fd,
+                       struct umw_error **err)
+{
+        if (!maps_itself(spec, m))
+                return idmap_tree(m, userns_fd, err);
+        _cleanup_close_ int own = mount_userns(m, err);
+        return own < 0 ? own : idmap_tree(m, own, err);
+}
+
 int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struct umw_error **err)
 {
         for (size_t i = 0; i < spec->n_mounts; i++)
@@ -100,7 +174,7 @@ int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struc
         for (size_t i = 0; i < spec->n_mounts; i++) {
                 int r = idmapped(spec, &spec->mounts[i], err);
                 if (r > 0)
-                        r = trees[i] = idmap_tree(&spec->mounts[i], userns_fd, err);
+                        r = trees[i] = idmap_mount(spec, &spec->mounts[i], userns_fd, err);
                 if (r < 0) {
                         for (size_t j = 0; j < i; j++)
                                 umw_close_fdp(&trees[j]);

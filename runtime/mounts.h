@@ -57,9 +57,11 @@ int mounts_count_idmapped(const struct spec *spec, struct umw_error **err);
 /* Whether m asks to be idmapped (valid once mounts_count_idmapped passed). */
 bool mounts_is_idmapped(const struct spec_mount *m);
 /* For every idmapped mount i, trees[i] = a detached clone of its source
- * (with its submounts for rbind), idmapped with userns_fd (the container's
- * user namespace, maps written), recursively for ridmap; -1 for the other
- * mounts. trees has spec->n_mounts slots; on failure all are -1. */
+ * (with its submounts for rbind), idmapped recursively for ridmap: through
+ * a user namespace made for it when it has uidMappings/gidMappings of its
+ * own (other than the container's), else through userns_fd (the
+ * container's user namespace, maps written; -1 when it has none); -1 for
+ * the other mounts. trees has spec->n_mounts slots; on failure all are -1. */
 int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struct umw_error **err);
 
 /* Path resolution inside a root, shared with devices.c and rootfs.c. */

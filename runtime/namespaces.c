@@ -249,20 +249,27 @@ static int write_one_map(const char *file, const char *helper, pid_t pid,
         return write_proc_file(pid, file, text, err);
 }
 
-int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err)
+int ns_write_maps(pid_t pid, const struct spec_idmap *uids, size_t n_uids,
+                  const struct spec_idmap *gids, size_t n_gids, struct umw_error **err)
 {
         bool privileged = geteuid() == 0;
-        int r = write_one_map("uid_map", "/usr/bin/newuidmap", pid, spec->uid_mappings,
-                              spec->n_uid_mappings, privileged, geteuid(), err);
+        int r = write_one_map("uid_map", "/usr/bin/newuidmap", pid, uids, n_uids, privileged,
+                              geteuid(), err);
         if (r < 0)
                 return r;
         /* An unprivileged writer must give up setgroups before mapping gids. */
-        bool own_gid = map_is_own_id(spec->gid_mappings, spec->n_gid_mappings, getegid());
+        bool own_gid = map_is_own_id(gids, n_gids, getegid());
         if (!privileged && own_gid) {
                 r = write_proc_file(pid, "setgroups", "deny", err);
                 if (r < 0)
                         return r;
         }
-        return write_one_map("gid_map", "/usr/bin/newgidmap", pid, spec->gid_mappings,
-                             spec->n_gid_mappings, privileged, getegid(), err);
+        return write_one_map("gid_map", "/usr/bin/newgidmap", pid, gids, n_gids, privileged,
+                             getegid(), err);
+}
+
+int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err)
+{
+        return ns_write_maps(pid, spec->uid_mappings, spec->n_uid_mappings, spec->gid_mappings,
+                             spec->n_gid_mappings, err);
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 struct spec;
+struct spec_idmap;
 struct umw_error;
 
 /* CLONE_NEW* flags of the namespaces the spec asks to create, except time
@@ -42,5 +43,9 @@ int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err);
 int ns_join_user(int fd, struct umw_error **err);
 /* From umwelt-run: writes the init's uid_map, setgroups and gid_map. */
 int ns_write_id_maps(const struct spec *spec, pid_t pid, struct umw_error **err);
+/* The same for any process pid that has a user namespace of its own
+ * waiting for these maps. */
+int ns_write_maps(pid_t pid, const struct spec_idmap *uids, size_t n_uids,
+                  const struct spec_idmap *gids, size_t n_gids, struct umw_error **err);
 
 #endif

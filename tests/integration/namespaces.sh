@@ -183,11 +183,19 @@ c['mounts'][-1]['options'] = ['rbind', 'ro', 'ridmap']"
 run_in "$u" /bin/sh -c 'stat -c %u:%g /vol/secret; touch /vol/ro 2>/dev/null || echo ro'
 t_eq "ridmap with mount uidMappings equal to the container's (podman's form), read-only" \
         "0:0 ro" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
-cfg_set "$u" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 200000, 'size': 10}]"
+# A mount's own mapping, other than the container's: through a user
+# namespace made for that mount (as crun does): disk 0 shows as what its
+# mapping gives 0, host 100005 here, which the container sees as its 5.
+cfg_set "$u" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 100005, 'size': 10}]
+c['mounts'][-1]['gidMappings'] = [{'containerID': 0, 'hostID': 100005, 'size': 10}]"
+run_in "$u" /bin/sh -c 'stat -c %u:%g /vol/secret'
+t_eq "a mount's own mapping other than the container's: its files show through it" "5:5" \
+        "$T_OUT" "$T_ERR"
+cfg_set "$u" "del c['mounts'][-1]['gidMappings']"
 run_in "$u" /bin/true
-t_eq "a mount's own mapping other than the container's: refused (exit 3)" 3 "$T_RC" "$T_ERR"
-t_match "... naming the mount" "mounts\[/vol\]: uidMappings" "$T_ERR"
-cfg_set "$u" "del c['mounts'][-1]['uidMappings']; del c['mounts'][-1]['gidMappings']
+t_eq "a mount's own mapping with uidMappings alone: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_match "... naming the mount" "mounts\[/vol\]: an idmapped mount's own mapping needs both" "$T_ERR"
+cfg_set "$u" "del c['mounts'][-1]['uidMappings']
 c['mounts'][-1]['options'] = ['idmap=uids=0-1-1']"
 run_in "$u" /bin/true
 t_eq "idmap with a value: refused (exit 3)" 3 "$T_RC" "$T_ERR"
@@ -197,7 +205,14 @@ t_eq "idmap on a mount that is not a bind: refused (exit 3)" 3 "$T_RC" "$T_ERR"
 cfg_set "$b" "add_mount('/vol', 'bind', '$T_TMP/rootonly/vol', ['rbind', 'idmap'])"
 mkdir -p "$b/rootfs/vol"
 run_in "$b" /bin/true
-t_eq "idmap without a user namespace: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+t_eq "idmap without a user namespace or a mapping of its own: refused (exit 3)" 3 "$T_RC" "$T_ERR"
+# Without a user namespace the mount's own mapping is the one: host root's
+# file shows as 1000 (crun's mount-idmapped-mounts-without-userns).
+cfg_set "$b" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 1000, 'size': 10}]
+c['mounts'][-1]['gidMappings'] = [{'containerID': 0, 'hostID': 1000, 'size': 10}]"
+run_in "$b" /bin/sh -c 'stat -c %u:%g /vol/secret'
+t_eq "idmap with its own mapping and no user namespace: host 0 shows as 1000" "1000:1000" \
+        "$T_OUT" "$T_ERR"
 cfg_set "$b" "c['mounts'] = c['mounts'][:-1]"
 
 # ---------------------------------------------------------------- time namespace
