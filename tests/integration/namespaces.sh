@@ -186,9 +186,15 @@ t_eq "ridmap with mount uidMappings equal to the container's (podman's form), re
 # A mount's own mapping, other than the container's: through a user
 # namespace made for that mount (as crun does): disk 0 shows as what its
 # mapping gives 0, host 100005 here, which the container sees as its 5.
-cfg_set "$u" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 100005, 'size': 10}]
-c['mounts'][-1]['gidMappings'] = [{'containerID': 0, 'hostID': 100005, 'size': 10}]"
-run_in "$u" /bin/sh -c 'stat -c %u:%g /vol/secret'
+# owner_through_own_map BUNDLE HOSTID: the last mount mapped 0 -> HOSTID
+# (10 ids) for uids and gids; what the container sees as /vol/secret's owner.
+owner_through_own_map() {
+        cfg_set "$1" "m = [{'containerID': 0, 'hostID': $2, 'size': 10}]
+c['mounts'][-1]['uidMappings'] = m
+c['mounts'][-1]['gidMappings'] = m"
+        run_in "$1" /bin/sh -c 'stat -c %u:%g /vol/secret'
+}
+owner_through_own_map "$u" 100005
 t_eq "a mount's own mapping other than the container's: its files show through it" "5:5" \
         "$T_OUT" "$T_ERR"
 cfg_set "$u" "del c['mounts'][-1]['gidMappings']"
@@ -208,9 +214,7 @@ run_in "$b" /bin/true
 t_eq "idmap without a user namespace or a mapping of its own: refused (exit 3)" 3 "$T_RC" "$T_ERR"
 # Without a user namespace the mount's own mapping is the one: host root's
 # file shows as 1000 (crun's mount-idmapped-mounts-without-userns).
-cfg_set "$b" "c['mounts'][-1]['uidMappings'] = [{'containerID': 0, 'hostID': 1000, 'size': 10}]
-c['mounts'][-1]['gidMappings'] = [{'containerID': 0, 'hostID': 1000, 'size': 10}]"
-run_in "$b" /bin/sh -c 'stat -c %u:%g /vol/secret'
+owner_through_own_map "$b" 1000
 t_eq "idmap with its own mapping and no user namespace: host 0 shows as 1000" "1000:1000" \
         "$T_OUT" "$T_ERR"
 cfg_set "$b" "c['mounts'] = c['mounts'][:-1]"
