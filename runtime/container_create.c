@@ -301,7 +301,8 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .no_pivot = c->o->no_pivot,
                     .no_new_keyring = c->o->no_new_keyring,
                     .new_userns = flags & CLONE_NEWUSER,
-                    .n_idmapped = c->n_idmapped,
+                    .n_trees = c->n_trees,
+                    .runtime_clones = c->runtime_clones,
                     .runtime_ptraces = ptraces,
                     .filter = c->filter,
                     .trampoline_fd = c->trampoline_fd,
@@ -454,20 +455,22 @@ static int open_container_userns(const struct creation *c, struct umw_error **er
         return fd < 0 ? umw_fail_errno(err, "open user namespace %s", path) : fd;
 }
 
-/* The idmapped trees, made here (the init cannot idmap: CAP_SYS_ADMIN over
- * the source's filesystem is ours), while the init prepares its root. */
+/* The trees made here (mounts.h says which and why), while the init
+ * prepares its root. */
 static int send_trees(struct creation *c, struct umw_error **err)
 {
-        if (!c->n_idmapped)
+        if (!c->n_trees)
                 return 0;
         size_t n = c->spec->n_mounts, sent = 0;
         _cleanup_free_ int *trees = malloc(n * sizeof(*trees));
         if (!trees)
-                return umw_fail_sys(err, ENOMEM, "idmapped trees");
+                return umw_fail_sys(err, ENOMEM, "mount trees");
         /* None without one: then every idmapped mount has a mapping of its own. */
         bool has_userns = c->spec->namespaces[SPEC_NS_USER].enabled;
         _cleanup_close_ int userns = has_userns ? open_container_userns(c, err) : -1;
-        int r = has_userns && userns < 0 ? userns : mounts_idmap_trees(c->spec, userns, trees, err);
+        int r = has_userns && userns < 0
+                    ? userns
+                    : mounts_make_trees(c->spec, c->rootfs, c->runtime_clones, userns, trees, err);
         if (r < 0)
                 return r;
         int batch[SYNC_MAX_FDS];
@@ -483,9 +486,9 @@ static int send_trees(struct creation *c, struct umw_error **err)
         }
         for (size_t i = 0; i < n; i++)
                 umw_close_fdp(&trees[i]);
-        if (r == 0 && sent != c->n_idmapped)
-                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "made %zu idmapped trees, not %zu",
-                             sent, c->n_idmapped);
+        if (r == 0 && sent != c->n_trees)
+                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "made %zu mount trees, not %zu", sent,
+                             c->n_trees);
         return r;
 }
 
@@ -519,11 +522,12 @@ static int create_steps(struct creation *c, struct umw_error **err)
                 r = state_root_open(c->rt->root, true, &c->rootfd, err);
         if (r == 0)
                 r = state_check_id(c->o->id, err);
+        c->runtime_clones = init_runtime_may_clone();
+        int trees = r == 0 ? mounts_count_trees(c->spec, c->rootfs, c->runtime_clones, err) : 0;
+        if (trees < 0)
+                r = trees;
+        c->n_trees = (size_t)(trees > 0 ? trees : 0);
         /* The init loads it last; a bad profile fails before anything exists. */
-        int idmapped = r == 0 ? mounts_count_idmapped(c->spec, err) : 0;
-        if (idmapped < 0)
-                r = idmapped;
-        c->n_idmapped = (size_t)(idmapped > 0 ? idmapped : 0);
         if (r == 0 && c->spec->seccomp)
                 r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err);
         if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)

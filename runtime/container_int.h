@@ -45,7 +45,8 @@ struct creation {
         bool go_early;         /* run: GO sent with the walls up, before READY is read */
         bool dir_created, cgroup_placed;
         bool born_in_cgroup; /* CLONE_INTO_CGROUP took: no cgroup2 migration */
-        size_t n_idmapped;   /* idmapped mounts, whose trees go to the init after GO */
+        size_t n_trees;      /* mounts whose trees go to the init after GO (mounts.h) */
+        bool runtime_clones; /* init_runtime_may_clone() */
 };
 
 void ctr_creation_init(struct creation *c, const struct runtime_opts *rt,

@@ -98,12 +98,22 @@ int init_make_undumpable(struct umw_error **err)
         return 0;
 }
 
-bool init_runtime_ptraces(void)
+static bool holds(int cap)
 {
         struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
         return syscall(SYS_capget, &head, data) == 0 &&
-               (data[CAP_TO_INDEX(CAP_SYS_PTRACE)].effective & CAP_TO_MASK(CAP_SYS_PTRACE));
+               (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap));
+}
+
+bool init_runtime_ptraces(void)
+{
+        return holds(CAP_SYS_PTRACE);
+}
+
+bool init_runtime_may_clone(void)
+{
+        return holds(CAP_SYS_ADMIN);
 }
 
 static int set_names(const struct spec *spec, struct umw_error **err)
@@ -224,26 +234,28 @@ static void close_trees(int *trees, size_t n)
         free(trees);
 }
 
-/* The idmapped trees umwelt-run made (it alone may idmap), right after GO, in
- * batches of SYNC_MAX_FDS: trees[i] for mount i, -1 for the others. */
+/* The trees umwelt-run made (mounts.h), right after GO, in batches of
+ * SYNC_MAX_FDS: trees[i] for mount i, -1 for the others. */
 static int receive_trees(const struct init_args *a, int **out, struct umw_error **err)
 {
         const struct spec *spec = a->spec;
         *out = NULL;
-        if (!a->n_idmapped)
+        if (!a->n_trees)
                 return 0;
         int *trees = malloc(spec->n_mounts * sizeof(*trees));
         if (!trees)
-                return umw_fail_sys(err, ENOMEM, "idmapped trees");
+                return umw_fail_sys(err, ENOMEM, "mount trees");
         for (size_t i = 0; i < spec->n_mounts; i++)
                 trees[i] = -1;
         size_t next = 0, got = 0;
-        while (got < a->n_idmapped) {
+        while (got < a->n_trees) {
                 int fds[SYNC_MAX_FDS];
                 size_t n = 0;
                 int r = sync_expect_fds(a->sync_fd, SYNC_TREES, "umwelt-run", fds, &n, err);
                 for (size_t k = 0; r == 0 && k < n; k++) {
-                        while (next < spec->n_mounts && !mounts_is_idmapped(&spec->mounts[next]))
+                        while (next < spec->n_mounts &&
+                               !mounts_tree_from_runtime(spec, &spec->mounts[next], a->rootfs,
+                                                         a->runtime_clones))
                                 next++;
                         if (next < spec->n_mounts)
                                 trees[next++] = fds[k];
@@ -251,7 +263,7 @@ static int receive_trees(const struct init_args *a, int **out, struct umw_error 
                                 close(fds[k]);
                 }
                 if (r == 0 && n == 0)
-                        r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "no idmapped trees came");
+                        r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "no mount trees came");
                 if (r < 0) {
                         close_trees(trees, spec->n_mounts);
                         return r;

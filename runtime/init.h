@@ -24,7 +24,8 @@ struct init_args {
         bool no_pivot;
         bool no_new_keyring;
         bool new_userns;
-        size_t n_idmapped;             /* mounts whose trees come after GO (SYNC_TREES) */
+        size_t n_trees;                /* mounts whose trees come after GO (SYNC_TREES) */
+        bool runtime_clones;           /* umwelt-run makes the host binds' trees (mounts.h) */
         bool start_connected;          /* run: GO comes from the process that cloned us */
         bool runtime_ptraces;          /* init_runtime_ptraces() of the umwelt-run that cloned it */
         int trampoline_fd;             /* the exec trampoline's memfd (trampoline.h), or -1 */
@@ -58,6 +59,8 @@ __attribute__((noreturn)) void init_pause_main(char **argv);
 /* Whether this process holds CAP_SYS_PTRACE in its user namespace: what
  * joining an undumpable image of umwelt-run made there takes. */
 bool init_runtime_ptraces(void);
+/* Whether it holds CAP_SYS_ADMIN there: what cloning a mount takes. */
+bool init_runtime_may_clone(void);
 
 /* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
 int init_make_undumpable(struct umw_error **err);

@@ -1,7 +1,8 @@
-/* Idmapped binds, made by umwelt-run in its own namespaces before GO and
- * handed to the init (SYNC_TREES): what the source's files are owned by on
- * disk is shown through the container's user namespace, and what the
- * container writes lands on disk under the ids it maps to. */
+/* Binds made by umwelt-run in its own namespaces before GO and handed to
+ * the init (SYNC_TREES), mounts.h says which. Idmapped ones show what the
+ * source's files are owned by on disk through the container's user
+ * namespace (or the mount's own), and what the container writes lands on
+ * disk under the ids it maps to. */
 #include "mounts.h"
 #include "namespaces.h"
 #include "spec.h"
@@ -50,23 +51,42 @@ static int idmapped(const struct spec *spec, const struct spec_mount *m, struct 
         return 1;
 }
 
-bool mounts_is_idmapped(const struct spec_mount *m)
+static bool has_option(const struct spec_mount *m, const char *a, const char *b)
 {
         for (size_t i = 0; i < m->n_options; i++)
                 if (m->options[i] &&
-                    (strcmp(m->options[i], "idmap") == 0 || strcmp(m->options[i], "ridmap") == 0))
+                    (strcmp(m->options[i], a) == 0 || strcmp(m->options[i], b) == 0))
                         return true;
         return false;
 }
 
-int mounts_count_idmapped(const struct spec *spec, struct umw_error **err)
+/* A source below the rootfs (the image's) is the init's to look up. */
+static bool host_source(const struct spec_mount *m, const char *rootfs)
+{
+        size_t n = strlen(rootfs);
+        return m->source && (n <= 1 || strncmp(m->source, rootfs, n) != 0 || m->source[n] != '/');
+}
+
+bool mounts_tree_from_runtime(const struct spec *spec, const struct spec_mount *m,
+                              const char *rootfs, bool runtime_clones)
+{
+        if (has_option(m, "idmap", "ridmap"))
+                return true;
+        bool bind = has_option(m, "bind", "rbind") || (m->type && strcmp(m->type, "bind") == 0);
+        return runtime_clones && bind && spec->namespaces[SPEC_NS_USER].enabled &&
+               host_source(m, rootfs);
+}
+
+int mounts_count_trees(const struct spec *spec, const char *rootfs, bool runtime_clones,
+                       struct umw_error **err)
 {
         int n = 0;
         for (size_t i = 0; i < spec->n_mounts; i++) {
-                int r = idmapped(spec, &spec->mounts[i], err);
+                const struct spec_mount *m = &spec->mounts[i];
+                int r = idmapped(spec, m, err);
                 if (r < 0)
                         return r;
-                n += r;
+                n += mounts_tree_from_runtime(spec, m, rootfs, runtime_clones);
         }
         return n;
 }
@@ -136,20 +156,17 @@ static int mount_userns(const struct spec_mount *m, struct umw_error **err)
         return r < 0 ? r : fd;
 }
 
-static int idmap_tree(const struct spec_mount *m, int userns_fd, struct umw_error **err)
+/* The clone of m with its flags, idmapped with userns_fd when asked. */
+static int make_tree(const struct spec_mount *m, int userns_fd, struct umw_error **err)
 {
         struct mount_opts o;
         int r = mount_opts_parse(m->options, m->n_options, &o, err);
         if (r < 0)
                 return r;
         mount_opts_release(&o);
-        if (!m->source)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "mounts: bind mount of %s has no source", m->destination);
-        unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o.recursive ? AT_RECURSIVE : 0);
-        _cleanup_close_ int fd = open_tree(AT_FDCWD, m->source, flags);
-        if (fd < 0)
-                return umw_fail_errno(err, "bind %s", m->source);
+        _cleanup_close_ int fd = mounts_clone_bind(m, err);
+        if (fd < 0 || !o.idmap)
+                return fd < 0 ? fd : TAKE_FD(fd);
         struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
         unsigned int at = AT_EMPTY_PATH | (o.ridmap && o.recursive ? AT_RECURSIVE : 0);
         if (mount_setattr(fd, "", at, &a, sizeof(a)) < 0)
@@ -157,24 +174,27 @@ static int idmap_tree(const struct spec_mount *m, int userns_fd, struct umw_erro
         return TAKE_FD(fd);
 }
 
-/* The tree of m idmapped through its own user namespace or the container's. */
-static int idmap_mount(const struct spec *spec, const struct spec_mount *m, int userns_fd,
-                       struct umw_error **err)
+/* The tree of m, idmapped (when asked) through its own user namespace or
+ * the container's. */
+static int runtime_tree(const struct spec *spec, const struct spec_mount *m, int userns_fd,
+                        struct umw_error **err)
 {
         if (!maps_itself(spec, m))
-                return idmap_tree(m, userns_fd, err);
+                return make_tree(m, userns_fd, err);
         _cleanup_close_ int own = mount_userns(m, err);
-        return own < 0 ? own : idmap_tree(m, own, err);
+        return own < 0 ? own : make_tree(m, own, err);
 }
 
-int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struct umw_error **err)
+int mounts_make_trees(const struct spec *spec, const char *rootfs, bool runtime_clones,
+                      int userns_fd, int *trees, struct umw_error **err)
 {
         for (size_t i = 0; i < spec->n_mounts; i++)
                 trees[i] = -1;
         for (size_t i = 0; i < spec->n_mounts; i++) {
-                int r = idmapped(spec, &spec->mounts[i], err);
-                if (r > 0)
-                        r = trees[i] = idmap_mount(spec, &spec->mounts[i], userns_fd, err);
+                const struct spec_mount *m = &spec->mounts[i];
+                int r = 0;
+                if (mounts_tree_from_runtime(spec, m, rootfs, runtime_clones))
+                        r = trees[i] = runtime_tree(spec, m, userns_fd, err);
                 if (r < 0) {
                         for (size_t j = 0; j < i; j++)
                                 umw_close_fdp(&trees[j]);

@@ -367,22 +367,27 @@ static int check_magic(int rootfs_fd, const char *dest, unsigned long magic, str
         return 0;
 }
 
-/* The idmapped tree umwelt-run made, taken, its flags set here. */
-static int take_idmapped(int *slot, const struct spec_mount *m, const struct mount_opts *o,
-                         struct umw_error **err)
+int mounts_clone_bind(const struct spec_mount *m, struct umw_error **err)
 {
-        _cleanup_close_ int fd = slot ? *slot : -1;
-        if (slot)
-                *slot = -1;
-        if (fd < 0)
-                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
-                                "no idmapped tree of %s from umwelt-run", m->source);
-        struct mount_attr a = {0};
-        opts_to_attr(o, &a);
-        int r = set_attr(fd, &a, o->recursive);
+        if (!m->source)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "mounts: bind mount of %s has no source", m->destination);
+        struct mount_opts o;
+        int r = mount_opts_parse(m->options, m->n_options, &o, err);
         if (r < 0)
-                return umw_fail_sys(err, -r, "set mount flags of %s", m->source);
-        return TAKE_FD(fd);
+                return r;
+        r = bind_tree(m->source, &o, o.recursive, err);
+        mount_opts_release(&o);
+        return r;
+}
+
+/* The tree umwelt-run made (mounts_make_trees: its flags set there, by the
+ * mount's owner), taken. */
+static int take_tree(int *slot)
+{
+        int fd = *slot;
+        *slot = -1;
+        return fd;
 }
 
 /* A source below the rootfs (the image's own files) is looked up in it, as
@@ -396,13 +401,16 @@ static const char *below_rootfs(const char *source, const char *rootfs)
         return source + n;
 }
 
-/* The tree to attach: the idmapped one umwelt-run made, or a clone of the
- * source (looked up in the rootfs when below it). */
+/* The tree to attach: the one umwelt-run made, or a clone of the source
+ * (looked up in the rootfs when below it). */
 static int source_tree(const struct spec_mount *m, const struct mount_opts *o,
                        const struct mount_root *root, int *slot, struct umw_error **err)
 {
+        if (slot && *slot >= 0)
+                return take_tree(slot);
         if (o->idmap)
-                return take_idmapped(slot, m, o, err);
+                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
+                                "no idmapped tree of %s from umwelt-run", m->source);
         const char *inside = below_rootfs(m->source, root->path);
         if (!inside[0])
                 return bind_tree(m->source, o, o->recursive, err);

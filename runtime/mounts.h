@@ -40,29 +40,39 @@ struct mount_root {
 /* Mounts every entry of spec->mounts under the rootfs. in_userns: the
  * container has its own user namespace (sysfs and cgroup fall back to binds
  * where the kernel refuses a new instance). trees (NULL when there are none):
- * per mount, the idmapped tree umwelt-run made for it (mounts_idmap_trees),
- * attached in place of its source and taken (set to -1), or -1. */
+ * per mount, the tree umwelt-run made for it (mounts_make_trees), attached
+ * in place of its source and taken (set to -1), or -1. */
 int mounts_setup(const struct spec *spec, const struct mount_root *root, bool in_userns, int *trees,
                  struct umw_error **err);
 
-/* Idmapped mounts ("idmap"/"ridmap" on a bind), made by umwelt-run, not the
- * init: only a process holding CAP_SYS_ADMIN over the source's filesystem
- * may idmap it, and only the runtime's credentials reach a source below a
- * directory the container's ids cannot search (root's home). */
+/* Binds whose trees umwelt-run makes, not the init: idmapped ones
+ * ("idmap"/"ridmap"), since only a process holding CAP_SYS_ADMIN over the
+ * source's filesystem may idmap it; and, when the runtime may clone mounts
+ * (runtime_clones: root's), every bind of a host path into a container
+ * with a user namespace of its own, since only the runtime's credentials
+ * reach a source below a directory the container's ids cannot search
+ * (root's home, podman's 0700 volumes directory). rootfs: the container's
+ * (a source below it is the image's, looked up inside by the init). */
 
-/* How many mounts of spec are idmapped; refuses (UMW_EXIT_CONFIG) idmap on
- * a mount that is not a bind, without a user namespace, or with mount
- * uidMappings/gidMappings other than the container's own. */
-int mounts_count_idmapped(const struct spec *spec, struct umw_error **err);
-/* Whether m asks to be idmapped (valid once mounts_count_idmapped passed). */
-bool mounts_is_idmapped(const struct spec_mount *m);
-/* For every idmapped mount i, trees[i] = a detached clone of its source
- * (with its submounts for rbind), idmapped recursively for ridmap: through
- * a user namespace made for it when it has uidMappings/gidMappings of its
- * own (other than the container's), else through userns_fd (the
- * container's user namespace, maps written; -1 when it has none); -1 for
- * the other mounts. trees has spec->n_mounts slots; on failure all are -1. */
-int mounts_idmap_trees(const struct spec *spec, int userns_fd, int *trees, struct umw_error **err);
+/* Whether umwelt-run makes m's tree (valid once mounts_count_trees passed). */
+bool mounts_tree_from_runtime(const struct spec *spec, const struct spec_mount *m,
+                              const char *rootfs, bool runtime_clones);
+/* How many trees umwelt-run makes for spec; refuses (UMW_EXIT_CONFIG) idmap
+ * on a mount that is not a bind, or without a user namespace or a mapping
+ * of its own. */
+int mounts_count_trees(const struct spec *spec, const char *rootfs, bool runtime_clones,
+                       struct umw_error **err);
+/* For every mount i whose tree umwelt-run makes, trees[i] = a detached
+ * clone of its source (with its submounts for rbind), its flags set, and
+ * when asked idmapped (recursively for ridmap): through a user namespace
+ * made for it when it has uidMappings/gidMappings of its own (other than
+ * the container's), else through userns_fd (the container's user
+ * namespace, maps written; -1 when it has none); -1 for the other mounts.
+ * trees has spec->n_mounts slots; on failure all are -1. */
+int mounts_make_trees(const struct spec *spec, const char *rootfs, bool runtime_clones,
+                      int userns_fd, int *trees, struct umw_error **err);
+/* A detached clone of bind m's source with its options' flags set. */
+int mounts_clone_bind(const struct spec_mount *m, struct umw_error **err);
 
 /* Path resolution inside a root, shared with devices.c and rootfs.c. */
 

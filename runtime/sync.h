@@ -17,7 +17,7 @@ enum sync_msg {
         SYNC_READY,  /* init -> parent: created, waiting for start */
         SYNC_PID,    /* child -> parent: the pid of the process that will exec */
         SYNC_ERROR,  /* either way: the step failed; the message says why */
-        SYNC_TREES,  /* parent -> init, right after GO: idmapped trees, in mount order */
+        SYNC_TREES,  /* parent -> init, right after GO: the mount trees it made, in mount order */
         /* exec trampoline -> start: the workload's execve failed with errnum;
          * msg names what was exec'd, the receiver adds strerror (the
          * trampoline has no libc to word it). */

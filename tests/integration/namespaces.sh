@@ -219,6 +219,18 @@ t_eq "idmap with its own mapping and no user namespace: host 0 shows as 1000" "1
         "$T_OUT" "$T_ERR"
 cfg_set "$b" "c['mounts'] = c['mounts'][:-1]"
 
+# A plain bind (no idmap) of a source below a directory only the host's
+# root may search, into a container with a user namespace (podman's named
+# volumes): umwelt-run clones it, the container's ids need not reach it,
+# and without CAP_SYS_ADMIN its read-only flag is not the container's to
+# lift (with it, a user namespace's root may remount its binds, as under
+# runc and crun).
+cfg_set "$u" "c['mounts'][-1] = {'destination': '/vol', 'type': 'bind', 'source': '$T_TMP/rootonly/vol', 'options': ['rbind', 'ro']}"
+run_in "$u" /bin/sh -c 'ls /vol | tr "\n" " "; mount -o remount,rw,bind /vol 2>/dev/null || echo kept-ro'
+t_eq "userns: a bind below a root-only directory is there, read-only" \
+        "made secret sub kept-ro" "$(tr '\n' ' ' <<<"$T_OUT" | tr -s ' ' | sed 's/ $//')" "$T_ERR"
+cfg_set "$u" "c['mounts'] = c['mounts'][:-1]"
+
 # ---------------------------------------------------------------- time namespace
 
 if [[ -e /proc/self/ns/time ]]; then

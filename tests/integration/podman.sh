@@ -47,6 +47,7 @@ TESTS=(
 	pause "pause: status paused, every process frozen, no CPU used"
 	unpause "unpause: status running, the container uses CPU again"
 	idmap_volume "--uidmap with a :idmap volume: host root's file shows as the container's 0, what it makes is host root's"
+	userns_volume "--uidmap with a named volume (below podman's 0700 volumes directory): written, owned by the mapped 0"
 	cleanup "rm -af and rmi -af leave no container, image, process or cgroup"
 )
 
@@ -254,6 +255,20 @@ test_idmap_volume() {
 	out=$(pm run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 -v "$v:/v:idmap" "$IMG" \
 		sh -c 'stat -c %u:%g /v/secret; cat /v/secret; echo x >/v/made' 2>&1)
 	t_eq "$1" "0:0 root-file 0:0" "$(tr '\n' ' ' <<<"$out")$(stat -c %u:%g "$v/made" 2>&1)"
+}
+
+# A named volume lies below /var/lib/containers/storage/volumes (0700,
+# root's): umwelt-run clones the bind, the container's ids could not reach it.
+test_userns_volume() {
+	local out
+	pm volume rm -f umwelt-userns-vol >/dev/null 2>&1
+	pm volume create umwelt-userns-vol >/dev/null 2>&1
+	out=$(pm run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 -v umwelt-userns-vol:/data "$IMG" \
+		sh -c 'echo x >/data/made && cat /data/made' 2>&1)
+	local dir
+	dir=$(pm volume inspect -f '{{.Mountpoint}}' umwelt-userns-vol 2>&1)
+	t_eq "$1" "x 100000:100000" "$out $(stat -c %u:%g "$dir/made" 2>&1)"
+	pm volume rm -f umwelt-userns-vol >/dev/null 2>&1
 }
 
 test_net_none() {
