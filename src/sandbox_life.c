@@ -315,10 +315,13 @@ static int not_running(const struct sandbox *s, struct umw_error **err)
 static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
                             struct umw_error **err)
 {
-        sandbox_audit_start(s, NULL);
         struct runtime_opts sandbox_rt = sandbox_runtime(s, rt);
         struct create_opts co = {.id = s->container_id, .bundle = s->bundle};
+        /* After create: a create that re-execs the runtime (runtime/selfexe.h)
+         * starts this process over, which would log the start twice. */
         int r = container_create(&sandbox_rt, &co, err);
+        if (r == 0)
+                sandbox_audit_start(s, NULL);
         if (r < 0 && (*err)->kind == UMW_EXIT_EXISTS)
                 s->keep_bundle = true; /* another up made it in between: its bundle */
         if (r == 0 && (r = sandbox_start_gated(s, &sandbox_rt, false, err)) < 0) {

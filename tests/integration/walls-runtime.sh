@@ -173,7 +173,14 @@ for who in root user; do
                 wait
         fi
 
+        log=$T_TMP/state/umwelt
+        [[ $who == user ]] && log=$XDG/.local/state/umwelt
+        starts() { cat "$log"/proj-"$who"-*/audit.jsonl 2>/dev/null | grep -c '"event":"start"'; }
+        before=$(starts)
         out=$(S "$who" sandbox up -p "$proj" 2>&1 </dev/null) || t_fail "$who: sandbox up" "$out"
+        # The user's up re-execs the runtime (a pause init cannot take the
+        # trampoline): still one start more in the audit log.
+        t_eq "$who: sandbox up: one start line more in the audit log" $((before + 1)) "$(starts)"
         S "$who" sandbox exec -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
         out=$(S "$who" sandbox exec -p "$proj" -- "$proj/probe" attack-exe "$proj/fifo" "$devino" 2>&1 </dev/null)
         judge "$who: sandbox exec" "$bin" "$out" $?
