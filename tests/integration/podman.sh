@@ -31,6 +31,7 @@ TESTS=(
 	exec "exec runs a command in the running container"
 	exec_tty "exec -t gives the command a terminal"
 	exec_kill0 "exec: kill(0) inside kills the command alone, not conmon or podman"
+	runtime_hidden "the runtime's binary: a CAP_SYS_PTRACE watcher sees no image of it through podman exec; a #!/proc/self/exe script gets the trampoline (127)"
 	stop "stop delivers SIGTERM and the container exits 0"
 	rm "rm removes the stopped container"
 	run_tty "run -t gives the container a terminal"
@@ -200,6 +201,23 @@ test_exec_kill0() {
 	out=$(setsid -w timeout -k 10 120 "${PODMAN_ARGV[@]}" exec umwt-detached /bin/probe kill0 2>&1)
 	rc=$?
 	t_eq "$1" "137 running" "$rc $(pm inspect -f '{{.State.Status}}' umwt-detached 2>&1)" "$out"
+}
+
+# Hole 1 through podman (rootful: no user namespace, so a process with
+# CAP_SYS_PTRACE there holds it over the host): while podman execs into the
+# container nothing in it is ever the host's umwelt-run, and a script whose
+# interpreter is /proc/self/exe gets the sealed exec trampoline, which runs
+# nothing.
+test_runtime_hidden() {
+	local devino out
+	devino=$(stat -L -c %d:%i "$RT")
+	pm run -d --name umwt-watch --cap-add SYS_PTRACE "$IMG" probe watch-exe "$devino" 4 >/dev/null 2>&1
+	for _ in 1 2 3 4 5 6; do pm exec umwt-watch true >/dev/null 2>&1; done
+	pm wait umwt-watch >/dev/null 2>&1
+	out=$(pm logs umwt-watch 2>&1
+		pm run --rm "$IMG" sh -c 'printf "#!/proc/self/exe\n" >/tmp/s; chmod 755 /tmp/s; /tmp/s; echo rc=$?' 2>&1)
+	pm rm -f umwt-watch >/dev/null 2>&1
+	t_eq "$1" "seen 0 writable 0 rc=127" "$(grep -E '^seen|^rc=' <<<"$out" | tr '\n' ' ' | sed 's/ $//')" "$out"
 }
 
 test_exec_tty() {
