@@ -27,6 +27,10 @@ struct create_opts {
         const char *pid_file;
         const char *console_socket;
         int preserve_fds;
+        /* systemd socket activation: fds 3 .. 3+listen_fds-1 go to the
+         * workload first (the preserved ones after them), with LISTEN_FDS
+         * and LISTEN_PID=1 in its environment, as runc and crun do. */
+        int listen_fds;
         bool no_pivot, no_new_keyring, no_subreaper;
         bool detach, keep; /* run only */
         /* run only: called once the init exists and its runtime-side walls

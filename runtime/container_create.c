@@ -10,6 +10,7 @@
 #include "mounts.h"
 #include "namespaces.h"
 #include "netwall.h"
+#include "process.h"
 #include "seccomp.h"
 #include "selfexe.h"
 #include "spec.h"
@@ -139,6 +140,22 @@ static int load_config(struct creation *c, struct umw_error **err)
         return r;
 }
 
+/* The workload learns of its activation sockets as systemd would say it. */
+static int add_listen_env(struct creation *c, struct umw_error **err)
+{
+        if (c->o->listen_fds <= 0)
+                return 0;
+        snprintf(c->listen_env[0], sizeof(c->listen_env[0]), "LISTEN_FDS=%d", c->o->listen_fds);
+        snprintf(c->listen_env[1], sizeof(c->listen_env[1]), "LISTEN_PID=1");
+        const char *extra[] = {c->listen_env[0], c->listen_env[1]};
+        const char **env = process_env_merge(c->spec->process.env, extra, 2);
+        if (!env)
+                return umw_fail_sys(err, ENOMEM, "LISTEN_FDS");
+        free(c->spec->process.env);
+        c->spec->process.env = env;
+        return 0;
+}
+
 static int resolve_rootfs(struct creation *c, struct umw_error **err)
 {
         const char *path = c->spec->root_path;
@@ -230,7 +247,7 @@ static int open_channels(struct creation *c, int *child_end, struct umw_error **
                 return umw_fail_errno(err, "create sync socket");
         c->sync_fd = pair[0];
         *child_end = pair[1];
-        int floor = 3 + c->o->preserve_fds;
+        int floor = 3 + c->o->listen_fds + c->o->preserve_fds;
         int r = open_start_socket(c, err);
         if (r == 0)
                 r = open_console(c, err);
@@ -297,7 +314,7 @@ static int spawn_init(struct creation *c, int child_end, struct umw_error **err)
                     .start_fd = c->start_in_process ? c->start_peer : c->start_fd,
                     .start_connected = c->start_in_process,
                     .console_fd = c->console_fd,
-                    .preserve_fds = c->o->preserve_fds,
+                    .preserve_fds = c->o->listen_fds + c->o->preserve_fds,
                     .no_pivot = c->o->no_pivot,
                     .no_new_keyring = c->o->no_new_keyring,
                     .new_userns = flags & CLONE_NEWUSER,
@@ -516,6 +533,8 @@ static int go_and_wall(struct creation *c, struct umw_error **err)
 static int create_steps(struct creation *c, struct umw_error **err)
 {
         int r = load_config(c, err);
+        if (r == 0)
+                r = add_listen_env(c, err);
         if (r == 0)
                 r = resolve_rootfs(c, err);
         if (r == 0)

@@ -37,8 +37,9 @@ struct creation {
         /* The listening start.sock, or with start_in_process our end of a
          * pair whose other end (start_peer) the init waits on for GO. */
         int start_fd, start_peer;
-        int cgroup_fd;     /* the cgroup2 directory the init is cloned into */
-        int trampoline_fd; /* the exec trampoline the init execs through, or -1 */
+        int cgroup_fd;          /* the cgroup2 directory the init is cloned into */
+        int trampoline_fd;      /* the exec trampoline the init execs through, or -1 */
+        char listen_env[2][32]; /* LISTEN_FDS=N and LISTEN_PID=1 (add_listen_env) */
         pid_t pid;
         bool interactive;      /* run in the foreground: umwelt-run may hold the terminal */
         bool start_in_process; /* run: no start.sock, this process starts the init */

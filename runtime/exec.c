@@ -99,29 +99,6 @@ static int load_container(struct execution *x, struct umw_error **err)
         return r;
 }
 
-/* env with each K=V of extra replacing the same K, malloc'd vector. */
-static const char **merge_env(const char **env, const char **extra, size_t n_extra)
-{
-        size_t n = 0;
-        while (env && env[n])
-                n++;
-        const char **out = calloc(n + n_extra + 1, sizeof(*out));
-        if (!out)
-                return NULL;
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-                size_t klen = strcspn(env[i], "=");
-                bool replaced = false;
-                for (size_t j = 0; j < n_extra && !replaced; j++)
-                        replaced = strncmp(extra[j], env[i], klen) == 0 && extra[j][klen] == '=';
-                if (!replaced)
-                        out[m++] = env[i];
-        }
-        for (size_t j = 0; j < n_extra; j++)
-                out[m++] = extra[j];
-        return out;
-}
-
 static int parse_user(const char *user, struct spec_process *p, struct umw_error **err)
 {
         unsigned int uid, gid;
@@ -166,7 +143,7 @@ static int process_from_flags(struct execution *x, struct umw_error **err)
         if (!o->args || !o->args[0])
                 return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
                                 "exec: expected a command or --process FILE");
-        const char **env = merge_env(p->env, o->env, o->n_env);
+        const char **env = process_env_merge(p->env, o->env, o->n_env);
         size_t argc = 0;
         while (o->args[argc])
                 argc++;

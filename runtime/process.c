@@ -309,3 +309,25 @@ int process_env_with_home(const struct spec_process *p, const char ***out, struc
         *out = env;
         return 0;
 }
+
+const char **process_env_merge(const char **env, const char **extra, size_t n_extra)
+{
+        size_t n = 0;
+        while (env && env[n])
+                n++;
+        const char **out = calloc(n + n_extra + 1, sizeof(*out));
+        if (!out)
+                return NULL;
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+                size_t klen = strcspn(env[i], "=");
+                bool replaced = false;
+                for (size_t j = 0; j < n_extra && !replaced; j++)
+                        replaced = strncmp(extra[j], env[i], klen) == 0 && extra[j][klen] == '=';
+                if (!replaced)
+                        out[m++] = env[i];
+        }
+        for (size_t j = 0; j < n_extra; j++)
+                out[m++] = extra[j];
+        return out;
+}

@@ -2,6 +2,8 @@
 #ifndef UMW_PROCESS_H
 #define UMW_PROCESS_H
 
+#include <stddef.h>
+
 struct spec_process;
 struct umw_error;
 
@@ -29,6 +31,9 @@ int process_chdir(const struct spec_process *p, struct umw_error **err);
  * the container's /etc/passwd ("/" without one), to be called in the
  * container's root; the array and the new string are malloc'd (kept to the
  * execve). Otherwise *out is NULL: p->env as it is. */
+/* env with each K=V of extra replacing the same K: a malloc'd vector of the
+ * same strings, or NULL without memory. */
+const char **process_env_merge(const char **env, const char **extra, size_t n_extra);
 int process_env_with_home(const struct spec_process *p, const char ***out, struct umw_error **err);
 
 #endif

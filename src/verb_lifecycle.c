@@ -75,6 +75,20 @@ static int absolute_bundle(const char *bundle, char **out, struct umw_error **er
         return 0;
 }
 
+/* systemd's socket activation (sd_listen_fds(3)): LISTEN_FDS sockets from
+ * fd 3 on, meant for this process when LISTEN_PID names it (or, as crun
+ * takes it, is unset). A malformed or foreign value hands nothing on. */
+static int listen_fds_from_env(void)
+{
+        const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+        if (!fds || (pid && strtol(pid, NULL, 10) != getpid()))
+                return 0;
+        char *end = NULL;
+        errno = 0;
+        long n = strtol(fds, &end, 10);
+        return errno || end == fds || *end || n <= 0 || n > 1024 ? 0 : (int)n;
+}
+
 static int parse_create(int argc, char **argv, bool is_run, struct create_opts *o,
                         struct umw_error **err)
 {
@@ -106,6 +120,7 @@ static int parse_create(int argc, char **argv, bool is_run, struct create_opts *
         if (r < 0)
                 return r;
         o->id = argv[optind];
+        o->listen_fds = listen_fds_from_env();
         return 0;
 }
 

@@ -175,4 +175,16 @@ run_in "$b" /bin/cat /proc/self/oom_score_adj
 t_eq "oomScoreAdj" 500 "$T_OUT" "$T_ERR"
 t_eq "host oom_score_adj untouched" "$host_oom" "$(cat /proc/$$/oom_score_adj)"
 
+# systemd socket activation, as runc and crun take it: LISTEN_FDS (and a
+# LISTEN_PID that is the runtime's, or none) hands fd 3 on and says so; a
+# LISTEN_PID of another process hands nothing on.
+echo activated >"$T_TMP/listen-fd"
+cfg_args "$b" /bin/sh -c 'echo $LISTEN_FDS $LISTEN_PID; cat <&3'
+new_id
+out=$(env LISTEN_FDS=1 "$RT" --root "$T_ROOT" run --bundle "$b" "$T_LAST_ID" 3<"$T_TMP/listen-fd" 2>&1 </dev/null)
+t_eq "LISTEN_FDS=1: fd 3 and LISTEN_FDS=1 LISTEN_PID=1 reach the workload" "1 1 activated" "$(echo $out)"
+new_id
+out=$(env LISTEN_FDS=1 LISTEN_PID=1 "$RT" --root "$T_ROOT" run --bundle "$b" "$T_LAST_ID" 3<"$T_TMP/listen-fd" 2>&1 </dev/null)
+t_match "LISTEN_FDS for another pid: nothing is handed on" "^ .*3: Bad file descriptor" "$(echo " $out")"
+
 t_done
