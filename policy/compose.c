@@ -656,7 +656,11 @@ const char *compose_unix_socket_path(char *line)
  * /opt or the workspace would be one connect() from the sandbox.
  * /proc/net/unix ends each line with the path as bound; abstract ones (@)
  * are the sandbox's network namespace's own, relative ones cannot be placed
- * (left out). A host without /proc/net/unix has no socket to list. */
+ * (left out). A host without /proc/net/unix has no socket to list. Known
+ * gap: the table prints a path's bytes raw, so one holding a newline spans
+ * two lines and is masked under a wrong name (only a host process can bind
+ * such a name where the sandbox looks; reading the sockets over sock_diag,
+ * exact bytes, would close it). */
 static int gen_host_sockets(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/net/unix", "re");
