@@ -1,11 +1,11 @@
-#include "gateway.h"
-#include "gateway_conn.h"
-#include "gateway_log.h"
-#include "gateway_policy.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "netns/gateway.h"
+#include "netns/gateway_conn.h"
+#include "netns/gateway_log.h"
+#include "netns/gateway_policy.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <signal.h>

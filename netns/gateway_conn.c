@@ -1,8 +1,8 @@
-#include "gateway_conn.h"
-#include "gateway_log.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "netns/gateway_conn.h"
+#include "netns/gateway_log.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <stdarg.h>

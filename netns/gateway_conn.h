@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gateway.h"
-#include "gateway_pool.h"
-#include "gateway_response.h"
-#include "gateway_upstream.h"
+#include "netns/gateway.h"
+#include "netns/gateway_pool.h"
+#include "netns/gateway_response.h"
+#include "netns/gateway_upstream.h"
 #include "netns/http_head.h"
 #include "policy/egress_rules.h"
 

@@ -2,11 +2,11 @@
  * umwelt-run before the sandbox starts (socket activation: the door exists
  * before the workload's first instruction, whether or not the gateway has
  * finished starting) or by umwelt-gateway --netns itself. */
-#include "gateway_listen.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "netns/gateway_listen.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -3,11 +3,11 @@
  * append instead of one per request), so a line waits at most for the
  * events of that turn to be handled. Only whole lines are gathered, and the
  * append writes them whole or cuts them back (audit_append_lines). */
-#include "gateway_log.h"
-#include "src/common/audit.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "netns/gateway_log.h"
+#include "common/audit.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <stdlib.h>

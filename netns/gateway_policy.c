@@ -1,8 +1,8 @@
-#include "gateway_policy.h"
+#include "netns/gateway_policy.h"
 #include "policy/egress_rules.h"
 #include "policy/toml.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "gateway_pool.h"
+#include "netns/gateway_pool.h"
 
 #include <errno.h>
 #include <string.h>

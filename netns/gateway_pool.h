@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gateway_upstream.h"
+#include "netns/gateway_upstream.h"
 
 #define GATEWAY_POOL_MAX     64
 #define GATEWAY_POOL_IDLE_MS 15000

@@ -1,4 +1,4 @@
-#include "gateway_response.h"
+#include "netns/gateway_response.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,11 +3,11 @@
  * request inside a terminated tunnel, through TLS on both sides) with their
  * bodies streamed as they come (followed only far enough to know where each
  * ends), and the last answer before a close. */
-#include "gateway_conn.h"
+#include "netns/gateway_conn.h"
 #include "netns/tls_hello.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

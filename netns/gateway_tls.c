@@ -7,18 +7,18 @@
  * tunnel is decided on its own and sent over TLS of its own to the upstream
  * server, verified against the host's trust store for the very host the
  * request named. */
-#include "gateway_conn.h"
-#include "gateway_policy.h"
+#include "netns/gateway_conn.h"
+#include "netns/gateway_policy.h"
 #include "netns/tls_ca.h"
 #include "netns/tls_io.h"
 #include "netns/tls_paths.h"
 #include "netns/tls_leaf.h"
 #include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-#include "gateway_upstream.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "netns/gateway_upstream.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

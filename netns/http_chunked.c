@@ -3,7 +3,7 @@
  * ends. Strict like the head parser: CRLF only, no folding in trailers. */
 #include "netns/http_head.h"
 #include "netns/http_chars.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 

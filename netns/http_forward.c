@@ -1,7 +1,7 @@
 /* What of a parsed request head goes upstream, and what never reaches a log. */
 #include "netns/http_head.h"
 #include "netns/http_chars.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #include "netns/http_head.h"
 #include "netns/http_chars.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <string.h>

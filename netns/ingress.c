@@ -3,13 +3,13 @@
  * sandbox's: a socket stays in the namespace it was made in, so no fd has
  * to travel between namespaces, and a rootless forwarder, which cannot go
  * back once it has joined the sandbox's user namespace, never needs to. */
-#include "ingress.h"
-#include "ingress_relay.h"
-#include "src/common/audit.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "netns/ingress.h"
+#include "netns/ingress_relay.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

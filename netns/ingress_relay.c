@@ -1,5 +1,5 @@
-#include "ingress_relay.h"
-#include "src/common/cleanup.h"
+#include "netns/ingress_relay.h"
+#include "common/cleanup.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
-#include "nft_build.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "netns/nft_build.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <libmnl/libmnl.h>

@@ -1,9 +1,9 @@
-#include "tls_ca.h"
-#include "tls_io.h"
-#include "tls_x509.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "netns/tls_ca.h"
+#include "netns/tls_io.h"
+#include "netns/tls_x509.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

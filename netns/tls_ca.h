@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "tls_paths.h"
+#include "netns/tls_paths.h"
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>

@@ -1,6 +1,6 @@
-#include "tls_io.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "netns/tls_io.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
-#include "tls_leaf.h"
-#include "tls_ca.h"
-#include "tls_io.h"
-#include "tls_x509.h"
-#include "src/common/error.h"
+#include "netns/tls_leaf.h"
+#include "netns/tls_ca.h"
+#include "netns/tls_io.h"
+#include "netns/tls_x509.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -3,9 +3,9 @@
  * umwelt-run only makes the trust directory and mounts it, and stays free
  * of libcrypto's load time; the gateway makes the CA and writes the files
  * before it says ready. */
-#include "tls_paths.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "netns/tls_paths.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,7 +13,7 @@
 #ifndef UMW_NETNS_TLS_TRUST_H
 #define UMW_NETNS_TLS_TRUST_H
 
-#include "tls_paths.h"
+#include "netns/tls_paths.h"
 
 #include <stddef.h>
 

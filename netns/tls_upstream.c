@@ -1,6 +1,6 @@
-#include "tls_upstream.h"
-#include "tls_io.h"
-#include "src/common/error.h"
+#include "netns/tls_upstream.h"
+#include "netns/tls_io.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

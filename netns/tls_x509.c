@@ -1,6 +1,6 @@
-#include "tls_x509.h"
-#include "tls_io.h"
-#include "src/common/error.h"
+#include "netns/tls_x509.h"
+#include "netns/tls_io.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <string.h>

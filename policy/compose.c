@@ -1,13 +1,13 @@
 /* compose: the closed default as an OCI config.json. Everything the sandbox
  * gets is written here as a mount, a namespace or an empty set; the runtime
  * builds it with the same code that serves podman. */
-#include "compose.h"
-#include "grants.h"
-#include "presets.h"
-#include "seccomp_profile.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "policy/compose.h"
+#include "policy/grants.h"
+#include "policy/presets.h"
+#include "policy/seccomp_profile.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -31,8 +31,8 @@
 #include "policy/egress_rules.h"
 #include "policy/presets.h"
 #include "policy/toml.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

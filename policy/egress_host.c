@@ -3,7 +3,7 @@
  * an address" for every form a resolver would take as one, refuse on
  * overflow instead of wrapping, and not depend on the C library's version. */
 #include "policy/egress_host.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

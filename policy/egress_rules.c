@@ -1,8 +1,8 @@
 /* Egress rules: parsing, path canonicalisation, glob matching and the
  * decision (egress_rules.h). */
 #include "policy/egress_rules.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
-#include "grants.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "policy/grants.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,10 +1,10 @@
 /* Resource presets as data, fitted to the machine they run on. */
 #include "policy/presets.h"
 
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * ignores the high ones and a caller can put anything there. */
 #include "policy/seccomp_profile.h"
 
-#include "src/common/cleanup.h"
+#include "common/cleanup.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -2,9 +2,9 @@
  * TOML_MAX_DEPTH, every refusal at the line and column where it starts. */
 #include "policy/toml.h"
 
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

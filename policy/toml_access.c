@@ -2,8 +2,8 @@
  * each refusal naming FILE:LINE:COLUMN of the value (or table) at fault. */
 #include "policy/toml.h"
 
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

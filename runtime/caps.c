@@ -1,5 +1,5 @@
-#include "caps.h"
-#include "spec.h"
+#include "runtime/caps.h"
+#include "runtime/spec.h"
 #include "common/error.h"
 #include "common/log.h"
 

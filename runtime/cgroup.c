@@ -1,13 +1,13 @@
-#include "cgroup.h"
-#include "cgroup_bpf.h"
-#include "cgroup_host.h"
-#include "cgroup_map.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "runtime/cgroup.h"
+#include "runtime/cgroup_bpf.h"
+#include "runtime/cgroup_host.h"
+#include "runtime/cgroup_map.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-#include "cgroup_bpf.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/cgroup_bpf.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

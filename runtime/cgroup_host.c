@@ -1,9 +1,9 @@
 /* The cgroup hierarchies of this mount namespace and the file helpers the
  * cgroup engine shares. */
-#include "cgroup_host.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/cgroup_host.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 /* A live container's cgroup: freezing and thawing it, killing everything
  * in it, listing its processes, removing it at delete. */
-#include "cgroup.h"
-#include "cgroup_host.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/cgroup.h"
+#include "runtime/cgroup_host.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
  * half-written cgroup behind. The kernel facts this encodes (file names,
  * formats, what each version lacks) follow crun and runc. */
 #include "runtime/cgroup_map_fields.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <inttypes.h>

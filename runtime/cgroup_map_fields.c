@@ -2,7 +2,7 @@
  * member readers that name the JSON path of a bad value, and emit(), which
  * appends one (controller, file, value) setting. */
 #include "runtime/cgroup_map_fields.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <inttypes.h>

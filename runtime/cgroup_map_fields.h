@@ -4,7 +4,7 @@
 #define UMW_CGROUP_MAP_FIELDS_H
 
 #include "runtime/cgroup_map.h"
-#include "src/common/json.h"
+#include "common/json.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* linux.resources fields of the less common controllers: hugetlb, v1
  * net_cls/net_prio, rdma, and the v2-only unified map. */
 #include "runtime/cgroup_map_fields.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
-#include "console.h"
-#include "spec.h"
+#include "runtime/console.h"
+#include "runtime/spec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 

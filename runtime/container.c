@@ -2,16 +2,16 @@
  * create, its hooks run from outside, and the verbs that only read or adjust
  * it (state, list, ps, pause, resume, update). create, start and run, kill
  * and delete have files of their own (container_int.h). */
-#include "container.h"
-#include "container_int.h"
-#include "cgroup.h"
-#include "hooks.h"
-#include "spec.h"
-#include "state.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
+#include "runtime/container.h"
+#include "runtime/container_int.h"
+#include "runtime/cgroup.h"
+#include "runtime/hooks.h"
+#include "runtime/spec.h"
+#include "runtime/state.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <yajl/yajl_tree.h>
 
-#include "cgroup.h"
+#include "runtime/cgroup.h"
 
 struct umw_error;
 

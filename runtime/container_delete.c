@@ -1,16 +1,16 @@
 /* kill and delete: signalling a container's init or all its processes, and
  * removing a container (its processes, poststop hooks, cgroup, state
  * directory), also one whose create was killed half-way. */
-#include "container.h"
-#include "container_int.h"
-#include "cgroup.h"
-#include "hooks.h"
-#include "spec.h"
-#include "state.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "runtime/container.h"
+#include "runtime/container_int.h"
+#include "runtime/cgroup.h"
+#include "runtime/hooks.h"
+#include "runtime/spec.h"
+#include "runtime/state.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,9 +9,9 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-#include "container.h"
-#include "spec.h"
-#include "state.h"
+#include "runtime/container.h"
+#include "runtime/spec.h"
+#include "runtime/state.h"
 
 struct umw_error;
 struct cgroup_plan;

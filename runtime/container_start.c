@@ -1,15 +1,15 @@
 /* start: telling a created container's init to exec its workload; and
  * run, which creates, starts, supervises and deletes in one go. */
-#include "container.h"
-#include "container_int.h"
-#include "console.h"
-#include "spec.h"
-#include "state.h"
-#include "supervise.h"
-#include "sync.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/container.h"
+#include "runtime/container_int.h"
+#include "runtime/console.h"
+#include "runtime/spec.h"
+#include "runtime/state.h"
+#include "runtime/supervise.h"
+#include "runtime/sync.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <poll.h>

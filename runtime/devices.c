@@ -1,12 +1,12 @@
 /* /dev inside the rootfs: the default nodes, linux.devices and the standard
  * links. Every node is made by name in a directory fd resolved inside the
  * rootfs, never through a symlink the rootfs put there. */
-#include "devices.h"
-#include "mounts.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/log.h"
+#include "runtime/devices.h"
+#include "runtime/mounts.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

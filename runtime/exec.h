@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "state.h"
+#include "runtime/state.h"
 
 struct runtime_opts;
 struct umw_error;

@@ -1,5 +1,5 @@
-#include "hooks.h"
-#include "spec.h"
+#include "runtime/hooks.h"
+#include "runtime/spec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"

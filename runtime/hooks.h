@@ -5,7 +5,7 @@
 #ifndef UMW_HOOKS_H
 #define UMW_HOOKS_H
 
-#include "spec.h"
+#include "runtime/spec.h"
 
 #include <stddef.h>
 

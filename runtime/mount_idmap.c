@@ -3,12 +3,12 @@
  * source's files are owned by on disk through the container's user
  * namespace (or the mount's own), and what the container writes lands on
  * disk under the ids it maps to. */
-#include "mounts.h"
-#include "namespaces.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/mounts.h"
+#include "runtime/namespaces.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* Mount options as the runtime spec writes them, split into the flags
  * mount(2) and mount_setattr(2) take and the data a filesystem gets. */
-#include "mounts.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/mounts.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

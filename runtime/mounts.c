@@ -2,12 +2,12 @@
  * openat2(RESOLVE_IN_ROOT) and every mount is attached to that fd with
  * move_mount(), so nothing the rootfs contains can redirect a mount outside
  * it, and no string path is looked up twice. */
-#include "mounts.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "runtime/mounts.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

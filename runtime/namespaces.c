@@ -1,8 +1,8 @@
-#include "namespaces.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/namespaces.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
-#include "netwall.h"
-#include "init.h"
-#include "spec.h"
-#include "sync.h"
+#include "runtime/netwall.h"
+#include "runtime/init.h"
+#include "runtime/spec.h"
+#include "runtime/sync.h"
 #include "netns/nft_install.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-#include "process.h"
-#include "spec.h"
+#include "runtime/process.h"
+#include "runtime/spec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"

@@ -1,9 +1,9 @@
 /* Paths inside a root: every lookup is openat2(RESOLVE_IN_ROOT), so no
  * symlink in a rootfs can lead out of it. Shared by mounts, devices and
  * rootfs set-up. */
-#include "mounts.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/mounts.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 /* The container's root: its propagation, the bind of the rootfs onto itself
  * that pivot_root needs, the pivot itself, and what is done to the tree
  * afterwards (masked and read-only paths, a read-only root). */
-#include "rootfs.h"
-#include "mounts.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/log.h"
+#include "runtime/rootfs.h"
+#include "runtime/mounts.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
-#include "seccomp_cache.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "runtime/seccomp_cache.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/fdio.h"
+#include "common/log.h"
 
 #include <dirent.h>
 #include <errno.h>

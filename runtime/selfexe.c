@@ -1,7 +1,7 @@
-#include "selfexe.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/selfexe.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <linux/capability.h>

@@ -1,12 +1,12 @@
 /* config.json as a whole: its top-level members (root, mounts, annotations;
  * process, hooks and linux in spec_process.c, spec_hooks.c, spec_linux.c)
  * and the life of a struct spec, from spec_load to spec_free. */
-#include "spec.h"
-#include "spec_int.h"
-#include "netwall.h"
-#include "src/common/cleanup.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "runtime/netwall.h"
+#include "common/cleanup.h"
+#include "common/fdio.h"
+#include "common/json.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* config.json's hooks object: the commands run at each point of the
  * lifecycle. */
-#include "spec.h"
-#include "spec_int.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "common/json.h"
 
 #include <limits.h>
 

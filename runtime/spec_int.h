@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "spec.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "common/json.h"
 
 struct umw_error;
 

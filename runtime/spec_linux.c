@@ -1,10 +1,10 @@
 /* config.json's linux object: namespaces and id mappings, devices, sysctl,
  * masked and read-only paths, rootfs propagation, time offsets (its seccomp
  * object is spec_seccomp.c's). */
-#include "spec.h"
-#include "spec_int.h"
-#include "src/common/cleanup.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "common/cleanup.h"
+#include "common/json.h"
 
 #include <sched.h>
 #include <string.h>

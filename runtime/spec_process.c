@@ -1,10 +1,10 @@
 /* config.json's process object, also what exec --process reads: args, env,
  * cwd, user, console size, capabilities, rlimits. */
-#include "spec.h"
-#include "spec_int.h"
-#include "caps.h"
-#include "src/common/cleanup.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "runtime/caps.h"
+#include "common/cleanup.h"
+#include "common/json.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* The readers every part of the config.json parser shares (the member
  * readers are inline in spec_int.h): names looked up in a table, arrays,
  * paths, and the one-line "expected ..." error each reports. */
-#include "spec_int.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "runtime/spec_int.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* config.json's linux.seccomp object: the default action, architectures,
  * flags, and the syscall rules with their argument comparisons. */
-#include "spec.h"
-#include "spec_int.h"
-#include "src/common/cleanup.h"
-#include "src/common/json.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "common/cleanup.h"
+#include "common/json.h"
 
 static const struct name_value seccomp_actions[] = {
     {"SCMP_ACT_KILL", SPEC_SCMP_KILL},

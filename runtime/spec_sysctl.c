@@ -3,10 +3,10 @@
  * with the caller would set the caller's value: the host's, for a runtime
  * started from the host. Refused at load, as runc and crun do, before
  * anything is made. */
-#include "spec.h"
-#include "spec_int.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/spec.h"
+#include "runtime/spec_int.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-#include "supervise.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "runtime/supervise.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <poll.h>

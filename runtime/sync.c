@@ -1,5 +1,5 @@
-#include "sync.h"
-#include "src/common/error.h"
+#include "runtime/sync.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stddef.h>

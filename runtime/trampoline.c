@@ -1,9 +1,9 @@
-#include "trampoline.h"
-#include "init.h"
-#include "selfexe.h"
-#include "spec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "runtime/trampoline.h"
+#include "runtime/init.h"
+#include "runtime/selfexe.h"
+#include "runtime/spec.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-#include "opts.h"
-#include "src/common/error.h"
+#include "src/opts.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <getopt.h>

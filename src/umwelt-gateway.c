@@ -5,10 +5,10 @@
  * backlog), then serves them with the gateway engine until told to stop. */
 #include "netns/gateway.h"
 #include "netns/gateway_listen.h"
-#include "src/common/audit.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/log.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

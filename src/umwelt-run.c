@@ -1,9 +1,9 @@
 /* umwelt-run: the OCI runtime face. Parses the global options, hands the
  * rest to one verb, prints its error as one line, exits with its class. */
-#include "verbs.h"
+#include "src/verbs.h"
 #include "runtime/init.h"
-#include "src/common/error.h"
-#include "src/common/log.h"
+#include "common/error.h"
+#include "common/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* pause, resume, update: the verbs that act on a live container's cgroup. */
-#include "verbs.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
+#include "src/verbs.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

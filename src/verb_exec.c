@@ -1,7 +1,7 @@
 /* exec: run a process in a running container. */
-#include "verbs.h"
+#include "src/verbs.h"
 #include "runtime/exec.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <getopt.h>

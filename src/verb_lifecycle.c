@@ -1,7 +1,7 @@
 /* create, run, start, kill, delete. */
-#include "verbs.h"
-#include "src/common/error.h"
-#include "src/common/signals.h"
+#include "src/verbs.h"
+#include "common/error.h"
+#include "common/signals.h"
 
 #include <errno.h>
 #include <getopt.h>

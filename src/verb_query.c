@@ -1,10 +1,10 @@
 /* state, list, ps, features, spec: the verbs that report and the one that
  * writes a starting config. */
-#include "verbs.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
+#include "src/verbs.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

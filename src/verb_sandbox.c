@@ -1,10 +1,10 @@
 /* sandbox: the face for people and agents (src/sandbox.c, src/sandbox_life.c
  * do the work). One option parser for every sub-verb; each accepts only its
  * own options. */
-#include "verbs.h"
-#include "sandbox.h"
+#include "src/verbs.h"
+#include "face/sandbox.h"
 #include "netns/ingress.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <getopt.h>

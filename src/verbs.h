@@ -3,7 +3,7 @@
 #ifndef UMW_VERBS_H
 #define UMW_VERBS_H
 
-#include "opts.h"
+#include "src/opts.h"
 
 struct umw_error;
 

@@ -121,6 +121,15 @@ run_integration() {
         tally "$name" "$tap" "$log" "$status"
 }
 
+# The layer check: no include or symbol points up (scripts/check-layers.sh).
+echo "# source checks"
+if matches check-layers.sh; then
+        tap=$LOGDIR/layers.tap log=$LOGDIR/layers.log
+        timeout -k 10 "$TIMEOUT" bash "$SRCDIR/scripts/check-layers.sh" "$SRCDIR" "$BUILDDIR" \
+                >"$tap" 2>"$log" </dev/null
+        tally scripts/check-layers.sh "$tap" "$log" $?
+fi
+
 echo "# unit tests ($BUILDDIR/tests/unit)"
 for bin in "$BUILDDIR"/tests/unit/test-*; do
         [[ -f $bin && -x $bin && $bin != *.o && $bin != *.c ]] || continue

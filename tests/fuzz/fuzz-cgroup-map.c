@@ -2,8 +2,8 @@
  * document (its "resources" member, or the whole of it) must map or fail
  * with an error for both cgroup versions, never crash or leak. */
 #include "runtime/cgroup_map.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * canonical form is a fixed point too) and an egress rule. */
 #include "policy/egress_host.h"
 #include "policy/egress_rules.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * tracker must find the same end whether the body comes at once or in two
  * pieces. The first byte picks the flags. */
 #include "netns/http_head.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdint.h>

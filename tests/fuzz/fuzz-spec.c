@@ -3,7 +3,7 @@
  * with an error, never crash or leak. */
 #include "runtime/mounts.h"
 #include "runtime/spec.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * tree that can be walked and freed, or fail with a one-line error, never
  * crash, overflow the stack or leak. */
 #include "policy/toml.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <stdint.h>
 #include <stdlib.h>

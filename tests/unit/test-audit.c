@@ -1,7 +1,7 @@
-#include "src/common/audit.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * (run here by a small interpreter of the instructions it uses), and, as
  * root, the kernel's verifier accepting it. */
 #include "runtime/cgroup_bpf.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /* cgroup_map_resources: linux.resources in, (controller, file, value) out,
  * for cgroup v1 and v2, and the refusals that name the JSON path. */
 #include "runtime/cgroup_map.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

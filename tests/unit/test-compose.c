@@ -3,7 +3,7 @@
 #include "policy/grants.h"
 #include "policy/presets.h"
 #include "runtime/spec.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 #include "policy/egress_host.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 #include "policy/config.h"
 #include "policy/egress_rules.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 #include "policy/grants.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * every smuggling and confusion trick it refuses, its bounds, the head it
  * writes upstream (exact bytes), and the chunked framing tracker. */
 #include "netns/http_head.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
 #include "netns/ingress.h"
 #include "netns/ingress_relay.h"
 #include "policy/config.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

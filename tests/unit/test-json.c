@@ -1,5 +1,5 @@
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* mount_opts_parse, and the path resolution inside a root that every mount
  * destination goes through (runs unprivileged: openat2 needs no root). */
 #include "runtime/mounts.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

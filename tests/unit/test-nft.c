@@ -4,7 +4,7 @@
  * ruleset read back different, and the configs spec_load refuses with it. */
 #include "netns/nft_build.h"
 #include "runtime/spec.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <libmnl/libmnl.h>

@@ -4,8 +4,8 @@
  * skip when not run as root. */
 #include "policy/config.h"
 #include "policy/presets.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #include "policy/presets.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #include "runtime/spec.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
 #include "netns/tls_leaf.h"
 #include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

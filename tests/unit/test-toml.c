@@ -1,8 +1,8 @@
 /* The strict TOML reader: accepted documents and the trees they give, every
  * kind of refusal at its exact line and column, and the schema helpers. */
 #include "policy/toml.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

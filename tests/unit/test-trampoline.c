@@ -1,8 +1,8 @@
 #include "runtime/spec.h"
 #include "runtime/sync.h"
 #include "runtime/trampoline.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include "policy/compose.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
-#include "src/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <getopt.h>

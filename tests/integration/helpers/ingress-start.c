@@ -3,9 +3,9 @@
  * ingress_start(), prints the forwarder's pid and exits, leaving the
  * forwarder running. For ingress.sh. */
 #include "netns/ingress.h"
-#include "src/common/audit.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -15,8 +15,8 @@
 #include "netns/tls_leaf.h"
 #include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -2,13 +2,13 @@
  * runtime's container "umwelt-<project id>" whose config carries the
  * sandbox's annotations; everything here is found in and done through the
  * runtime's own state and verbs. */
-#include "sandbox_int.h"
+#include "face/sandbox_int.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,11 +4,11 @@
  * activation, umwelt-gateway(1)), recorded in the bundle by pid and start
  * time so that a later down, gc or reload signals that process and never
  * another that got its pid, and stopped. */
-#include "sandbox_int.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/log.h"
+#include "face/sandbox_int.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
 #include "netns/gateway_listen.h"
 
 #include <errno.h>

@@ -14,16 +14,16 @@
  * /proc/PID/ns belongs to the host's root), so there the door is made
  * after the start of a pause init, and run's command is exec'd into that
  * sandbox then. */
-#include "sandbox_int.h"
+#include "face/sandbox_int.h"
 #include "netns/ingress.h"
 #include "netns/tls_paths.h"
 #include "policy/egress_rules.h"
 #include "runtime/exec.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-#include "fdio.h"
-#include "cleanup.h"
-#include "error.h"
+#include "common/fdio.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

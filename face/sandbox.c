@@ -1,16 +1,16 @@
-#include "sandbox_int.h"
+#include "face/sandbox_int.h"
 #include "netns/tls_paths.h"
 #include "policy/compose.h"
 #include "policy/config.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
 #include "runtime/init.h"
-#include "src/common/audit.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
-#include "src/common/json.h"
-#include "src/common/log.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 /* doctor --inside: the walls of a sandbox, each tried from within it. Every
  * check is a probe that fails where the wall is missing: run on the host it
  * reports the host's interfaces, homes, capabilities and writable root. */
-#include "doctor.h"
+#include "face/doctor.h"
 #include "policy/compose.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
+#include "common/cleanup.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

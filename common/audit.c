@@ -1,8 +1,8 @@
-#include "audit.h"
-#include "cleanup.h"
-#include "error.h"
-#include "json.h"
-#include "log.h"
+#include "common/audit.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

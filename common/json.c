@@ -1,5 +1,5 @@
-#include "json.h"
-#include "error.h"
+#include "common/json.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
-#include "signals.h"
-#include "cleanup.h"
+#include "common/signals.h"
+#include "common/cleanup.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -5,12 +5,12 @@
  * sealed one); its report comes back through a memfd as its stdout. The
  * workspace, and the audit log its run writes, live in one temporary
  * directory that goes when the run is over. */
-#include "doctor.h"
-#include "sandbox.h"
+#include "face/doctor.h"
+#include "face/sandbox.h"
 #include "runtime/selfexe.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/fdio.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

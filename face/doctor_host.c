@@ -1,13 +1,13 @@
 /* doctor's host checks. Each is a probe of the real thing where one can be
  * made without leaving anything behind: a namespace or filter is tried in a
  * forked child, which takes it along when it exits. */
-#include "doctor.h"
+#include "face/doctor.h"
 #include "policy/config.h"
 #include "policy/presets.h"
 #include "runtime/cgroup.h"
-#include "src/common/cleanup.h"
-#include "src/common/error.h"
-#include "src/common/json.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>

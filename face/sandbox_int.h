@@ -9,7 +9,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "sandbox.h"
+#include "face/sandbox.h"
 #include "netns/ingress.h"
 #include "policy/compose.h"
 #include "policy/config.h"

@@ -1,6 +1,6 @@
-#include "log.h"
-#include "error.h"
-#include "json.h"
+#include "common/log.h"
+#include "common/error.h"
+#include "common/json.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
