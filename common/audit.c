@@ -1,6 +1,7 @@
 #include "common/audit.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -17,12 +18,6 @@
 #include <unistd.h>
 
 /* XDG: a relative path in these variables is invalid and is ignored. */
-static const char *absolute_env(const char *name)
-{
-        const char *v = getenv(name);
-        return v && v[0] == '/' ? v : NULL;
-}
-
 int audit_path(const char *project_id, char **out, struct umw_error **err)
 {
         if (!project_id[0] || strchr(project_id, '/') || strcmp(project_id, ".") == 0 ||
@@ -30,24 +25,18 @@ int audit_path(const char *project_id, char **out, struct umw_error **err)
                 return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
                                 "audit log: project id \"%s\": expected a single path component",
                                 project_id);
-        const char *state = absolute_env("XDG_STATE_HOME");
-        const char *home = absolute_env("HOME");
-        int n;
-        if (state)
-                n = asprintf(out, "%s/umwelt/%s/audit.jsonl", state, project_id);
-        else if (home)
-                n = asprintf(out, "%s/.local/state/umwelt/%s/audit.jsonl", home, project_id);
-        else
-                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
-                                "audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
-        if (n < 0) {
+        _cleanup_free_ char *dir = NULL;
+        int r = umw_state_dir(project_id, &dir, err);
+        if (r < 0)
+                return umw_error_prefix(err, "audit log");
+        if (asprintf(out, "%s/audit.jsonl", dir) < 0) {
                 *out = NULL;
                 return umw_fail_sys(err, ENOMEM, "audit log path");
         }
         return 0;
 }
 
-/* mkdir -p of the directory part of path, each new directory 0700. */
+/* The directories of path's directory part, each new one 0700. */
 static int make_parents(const char *path, struct umw_error **err)
 {
         _cleanup_free_ char *dir = strdup(path);
@@ -57,17 +46,8 @@ static int make_parents(const char *path, struct umw_error **err)
         if (!last || last == dir)
                 return 0;
         *last = '\0';
-        for (char *p = dir + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                        return umw_fail_errno(err, "audit log: create directory %s", dir);
-                if (c == '\0')
-                        return 0;
-                *p = c;
-        }
+        int r = umw_mkdir_p(dir, 0700, 0700, err);
+        return r < 0 ? umw_error_prefix(err, "audit log") : 0;
 }
 
 /* Read access too: an append looks at the file's last bytes. O_NONBLOCK so

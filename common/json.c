@@ -383,6 +383,12 @@ yajl_val umw_json_member(yajl_val obj, const char *key)
         return NULL;
 }
 
+const char *umw_json_member_str(yajl_val obj, const char *key, const char *fallback)
+{
+        yajl_val v = umw_json_member(obj, key);
+        return YAJL_IS_STRING(v) ? v->u.string : fallback;
+}
+
 int umw_json_object(yajl_val v, const struct umw_jloc *loc, struct umw_error **err)
 {
         return YAJL_IS_OBJECT(v) ? 0 : umw_json_expected(loc, "an object", err);

@@ -52,6 +52,9 @@ int umw_json_expected(const struct umw_jloc *loc, const char *what, struct umw_e
 
 /* The member of an object, or NULL when absent (a JSON null counts as absent). */
 yajl_val umw_json_member(yajl_val obj, const char *key);
+/* The member's string, or fallback when it is absent or not a string: for
+ * documents of our own making (state, annotations), read leniently. */
+const char *umw_json_member_str(yajl_val obj, const char *key, const char *fallback);
 
 /* Typed reads of v at loc. */
 int umw_json_object(yajl_val v, const struct umw_jloc *loc, struct umw_error **err);

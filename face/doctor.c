@@ -12,20 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct doctor_user doctor_invoking_user(void)
-{
-        struct doctor_user w = {.uid = getuid(), .gid = getgid()};
-        const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-        char *end_u = NULL, *end_g = NULL;
-        if (geteuid() == 0 && u && g && *u && *g) {
-                unsigned long uid = strtoul(u, &end_u, 10), gid = strtoul(g, &end_g, 10);
-                if (!*end_u && !*end_g && uid != 0)
-                        w = (struct doctor_user){
-                            .uid = (uid_t)uid, .gid = (gid_t)gid, .sudo = true};
-        }
-        return w;
-}
-
 int doctor_in_child(int (*fn)(const void *), const void *arg)
 {
         fflush(NULL);

@@ -31,15 +31,6 @@ struct doctor_report {
  * memory the check is still counted, as failed, so no verdict is too kind. */
 void doctor_add(struct doctor_report *r, const char *name, bool ok, bool needed, const char *fix,
                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* Whose sandbox this is: the user, or the sudo caller when root came
- * through sudo (as sandbox run decides). */
-struct doctor_user {
-        uid_t uid;
-        gid_t gid;
-        bool sudo; /* root, acting for its sudo caller */
-};
-struct doctor_user doctor_invoking_user(void);
-
 /* Runs fn in a forked child, so that a namespace or filter it tries dies
  * with it; returns what fn returned (0 or a positive errno value, passed as
  * the exit status), or -errno when the fork failed. */

@@ -6,6 +6,7 @@
  * workspace, and the audit log its run writes, live in one temporary
  * directory that goes when the run is over. */
 #include "face/doctor.h"
+#include "face/user.h"
 #include "face/sandbox.h"
 #include "runtime/selfexe.h"
 #include "common/cleanup.h"
@@ -97,7 +98,7 @@ struct deep {
  * when root came through sudo. */
 static int give_to_sudo_caller(const char *path, struct umw_error **err)
 {
-        struct doctor_user w = doctor_invoking_user();
+        struct face_user w = face_invoking_user();
         if (w.sudo && chown(path, w.uid, w.gid) < 0)
                 return umw_fail_errno(err, "chown %s", path);
         return 0;

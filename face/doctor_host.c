@@ -2,6 +2,7 @@
  * made without leaving anything behind: a namespace or filter is tried in a
  * forked child, which takes it along when it exits. */
 #include "face/doctor.h"
+#include "face/user.h"
 #include "policy/config.h"
 #include "policy/presets.h"
 #include "runtime/cgroup.h"
@@ -48,7 +49,7 @@ static long read_knob(const char *path)
 
 /* ---------------------------------------------------------------- user namespaces */
 
-static int become(const struct doctor_user *w)
+static int become(const struct face_user *w)
 {
         if (w->sudo && (setgroups(0, NULL) < 0 || setresgid(w->gid, w->gid, w->gid) < 0 ||
                         setresuid(w->uid, w->uid, w->uid) < 0))
@@ -102,7 +103,7 @@ static void userns_fix(char *fix, size_t size, long max, long clone_knob, long a
 
 static void check_userns(struct doctor_report *r)
 {
-        struct doctor_user w = doctor_invoking_user();
+        struct face_user w = face_invoking_user();
         long max = read_knob("/proc/sys/user/max_user_namespaces");
         long clone_knob = read_knob("/proc/sys/kernel/unprivileged_userns_clone");
         long apparmor = read_knob("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
@@ -249,7 +250,7 @@ static void check_nftables(struct doctor_report *r)
 
 /* ---------------------------------------------------------------- policy */
 
-static const char *invoking_home(const struct doctor_user *w)
+static const char *invoking_home(const struct face_user *w)
 {
         const char *home = getenv("HOME");
         struct passwd *pw = getpwuid(w->uid);
@@ -264,7 +265,7 @@ static const char *invoking_home(const struct doctor_user *w)
  * success *pc holds the policy. */
 static bool check_policy(struct doctor_report *r, struct policy_config *pc)
 {
-        struct doctor_user w = doctor_invoking_user();
+        struct face_user w = face_invoking_user();
         const char *home = invoking_home(&w);
         struct policy_paths paths = {.floor = FLOOR_PATH, .project = "/proc/self/.umwelt.toml"};
         _cleanup_error_ struct umw_error *err = NULL;

@@ -1,4 +1,5 @@
 #include "face/sandbox_int.h"
+#include "face/user.h"
 #include "netns/tls_paths.h"
 #include "policy/compose.h"
 #include "policy/config.h"
@@ -8,6 +9,7 @@
 #include "common/audit.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/fdio.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -25,14 +27,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static uid_t env_id(const char *name, uid_t fallback)
-{
-        const char *v = getenv(name);
-        char *end = NULL;
-        unsigned long n = v && *v ? strtoul(v, &end, 10) : 0;
-        return v && *v && end && !*end ? (uid_t)n : fallback;
-}
 
 /* The first id of root's range in file (/etc/subuid, /etc/subgid: the ids
  * an administrator set aside for root's containers), else SANDBOX_ROOT_ID.
@@ -58,8 +52,9 @@ static unsigned root_id(const char *file)
 static int identity_get(struct identity *id, struct umw_error **err)
 {
         bool root = geteuid() == 0;
-        id->uid = root ? env_id("SUDO_UID", 0) : getuid();
-        id->gid = root ? (gid_t)env_id("SUDO_GID", 0) : getgid();
+        struct face_user who = face_invoking_user();
+        id->uid = who.uid;
+        id->gid = who.gid;
         id->rootless = !root;
         id->root_uid = root ? root_id("/etc/subuid") : 0;
         id->root_gid = root ? root_id("/etc/subgid") : 0;
@@ -165,21 +160,10 @@ static int bundle_dir(const char *id, char **out, struct umw_error **err)
                                : asprintf(&dir, "/tmp/umwelt-%u/bundles/%s", geteuid(), id);
         if (n < 0)
                 return umw_fail_sys(err, ENOMEM, "bundle path");
-        for (char *p = dir + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                int e = mkdir(dir, 0700) < 0 && errno != EEXIST ? errno : 0;
-                *p = '/';
-                if (e) {
-                        free(dir);
-                        return umw_fail_sys(err, e, "create bundle directory");
-                }
-        }
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                int e = errno;
+        int r = umw_mkdir_p(dir, 0700, 0700, err);
+        if (r < 0) {
                 free(dir);
-                return umw_fail_sys(err, e, "create bundle directory");
+                return umw_error_prefix(err, "bundle");
         }
         *out = dir;
         return 0;
@@ -664,4 +648,11 @@ int sandbox_log(const char *project, bool json, struct umw_error **err)
         if (r == 0 && text)
                 printf("%s\n", text);
         return r;
+}
+
+int sandbox_not_running(const struct sandbox *s, struct umw_error **err)
+{
+        return umw_fail(err, UMW_EXIT_STATE, ESRCH,
+                        "no sandbox is running for %s: start it with umwelt-run sandbox up -p %s",
+                        s->workspace, s->workspace);
 }

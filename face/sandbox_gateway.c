@@ -7,6 +7,7 @@
 #include "face/sandbox_int.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/proc.h"
 #include "common/fdio.h"
 #include "common/log.h"
 #include "netns/gateway_listen.h"
@@ -73,32 +74,10 @@ int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err)
         return gateway_find(&s->gateway_bin, err);
 }
 
-/* Field 22 of /proc/PID/stat: when the process started, in clock ticks
- * since boot; 0 when it is gone or a zombie. */
-static unsigned long long start_time(pid_t pid)
-{
-        char path[64], buf[1024];
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : umw_read_all(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        char *p = strrchr(buf, ')');
-        char state = 0;
-        unsigned long long t = 0;
-        if (!p || sscanf(p + 1,
-                         " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-                         "%*s %*s %*s %llu",
-                         &state, &t) != 2)
-                return 0;
-        return state == 'Z' || state == 'X' ? 0 : t;
-}
-
 static int record(const struct sandbox *s, pid_t pid, struct umw_error **err)
 {
         char text[64];
-        int n = snprintf(text, sizeof(text), "%d %llu\n", pid, start_time(pid));
+        int n = snprintf(text, sizeof(text), "%d %llu\n", pid, umw_proc_start_time(pid, NULL));
         _cleanup_close_ int dirfd = open(s->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0)
                 return umw_fail_errno(err, "open %s", s->bundle);
@@ -119,7 +98,8 @@ static int gateway_pidfd(const char *bundle, pid_t *pid)
             sscanf(text, "%d %llu", &p, &t) != 2 || p <= 0 || t == 0)
                 return -1;
         int fd = (int)syscall(SYS_pidfd_open, p, 0);
-        if (fd >= 0 && start_time(p) != t) {
+        bool zombie = false;
+        if (fd >= 0 && (umw_proc_start_time(p, &zombie) != t || zombie)) {
                 close(fd);
                 return -1;
         }

@@ -186,4 +186,7 @@ void sandbox_remove_bundle(const char *path, const char *id);
 /* Writes v (any JSON value) into g. */
 void sandbox_jgen_value(yajl_gen g, yajl_val v);
 
+/* "no sandbox is running for WORKSPACE", with how to start one: a state error. */
+int sandbox_not_running(const struct sandbox *s, struct umw_error **err);
+
 #endif

@@ -44,29 +44,23 @@ static void life_release(struct life *l)
         *l = (struct life){0};
 }
 
-static const char *str_member(yajl_val obj, const char *key)
-{
-        yajl_val v = umw_json_member(obj, key);
-        return YAJL_IS_STRING(v) ? v->u.string : NULL;
-}
-
 /* Reads one container's state document (st, owned elsewhere). */
 static void life_from_state(yajl_val st, struct life *l)
 {
         yajl_val ann = umw_json_member(st, "annotations");
         yajl_val pid = umw_json_member(st, "pid");
         l->found = true;
-        l->id = str_member(st, "id");
-        l->status = str_member(st, "status");
-        l->bundle = str_member(st, "bundle");
-        l->started = str_member(st, "created");
+        l->id = umw_json_member_str(st, "id", NULL);
+        l->status = umw_json_member_str(st, "status", NULL);
+        l->bundle = umw_json_member_str(st, "bundle", NULL);
+        l->started = umw_json_member_str(st, "created", NULL);
         l->pid = YAJL_IS_INTEGER(pid) ? pid->u.number.i : 0;
-        l->workspace = str_member(ann, ANNOTATION_PROJECT);
-        l->preset = str_member(ann, ANNOTATION_PRESET);
-        l->init = str_member(ann, INIT_ANNOTATION);
-        l->egress = str_member(ann, ANNOTATION_EGRESS);
-        l->ports = str_member(ann, ANNOTATION_INGRESS);
-        const char *grants = str_member(ann, ANNOTATION_GRANTS);
+        l->workspace = umw_json_member_str(ann, ANNOTATION_PROJECT, NULL);
+        l->preset = umw_json_member_str(ann, ANNOTATION_PRESET, NULL);
+        l->init = umw_json_member_str(ann, INIT_ANNOTATION, NULL);
+        l->egress = umw_json_member_str(ann, ANNOTATION_EGRESS, NULL);
+        l->ports = umw_json_member_str(ann, ANNOTATION_INGRESS, NULL);
+        const char *grants = umw_json_member_str(ann, ANNOTATION_GRANTS, NULL);
         l->grants = grants ? yajl_tree_parse(grants, NULL, 0) : NULL;
 }
 
@@ -215,7 +209,8 @@ static void print_grants(const struct life *l)
         printf("grants:    %s", n ? "" : "none");
         for (size_t i = 0; i < n; i++) {
                 yajl_val g = l->grants->u.array.values[i];
-                const char *path = str_member(g, "path"), *mode = str_member(g, "mode");
+                const char *path = umw_json_member_str(g, "path", NULL),
+                           *mode = umw_json_member_str(g, "mode", NULL);
                 printf("%s%s (%s)", i ? ", " : "", path ? path : "?", mode ? mode : "?");
         }
         putchar('\n');
@@ -301,13 +296,6 @@ static void audit_stop(struct sandbox *s, const char *id, const char *reason)
 {
         const char *kv[] = {"id", id, "reason", reason, NULL};
         sandbox_audit(s, "stop", kv);
-}
-
-static int not_running(const struct sandbox *s, struct umw_error **err)
-{
-        return umw_fail(err, UMW_EXIT_STATE, ESRCH,
-                        "no sandbox is running for %s: start it with umwelt-run sandbox up -p %s",
-                        s->workspace, s->workspace);
 }
 
 /* ------------------------------------------------------------ up */
@@ -400,7 +388,7 @@ static int exec_found(void *ctx, const struct container_state *st, enum containe
 {
         struct exec_audit *a = ctx;
         if (status == STATUS_STOPPED)
-                return not_running(a->s, err);
+                return sandbox_not_running(a->s, err);
         char command[4096];
         join_args(a->o->args, command, sizeof(command));
         const char *kv[] = {"id", a->s->container_id, "command", command, NULL};
@@ -427,7 +415,7 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
         int r = container_exec(rt, &eo, exit_status, err);
         if (r < 0 && (*err)->kind == UMW_EXIT_NOTFOUND) {
                 umw_error_freep(err);
-                r = not_running(s, err);
+                r = sandbox_not_running(s, err);
         }
         if (a.bundle)
                 touch_last_exec(a.bundle);
@@ -457,7 +445,7 @@ static int down_found(const struct runtime_opts *rt, struct sandbox *s, const st
                       bool json, struct umw_error **err)
 {
         if (!l->found)
-                return not_running(s, err);
+                return sandbox_not_running(s, err);
         if (!life_live(l)) {
                 int r = remove_dead(rt, l, err);
                 if (r < 0)

@@ -21,6 +21,7 @@
 #include "runtime/exec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/fdio.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -129,11 +130,11 @@ static int trust_dir_prepare(struct sandbox *s, struct umw_error **err)
         _cleanup_close_ int dfd = -1;
         /* The CA's directory made now, so the sandbox is composed with it
          * hidden before the gateway makes the key in it. */
-        int r = tls_state_dir("ca", &s->ca_dir, err);
+        int r = umw_state_dir("ca", &s->ca_dir, err);
         if (r == 0)
-                r = tls_state_mkdir(s->ca_dir, err);
+                r = umw_mkdir_p(s->ca_dir, 0700, 0700, err);
         if (r == 0)
-                r = tls_state_dir("trust", &s->trust_dir, err);
+                r = umw_state_dir("trust", &s->trust_dir, err);
         if (r == 0)
                 r = tls_trust_dir_open(s->trust_dir, &dfd, err);
         if (r == 0)
@@ -182,7 +183,7 @@ int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool lo
          * to find it by: then there is no CA either. */
         _cleanup_error_ struct umw_error *no_home = NULL;
         if (r == 0 && !s->ca_dir)
-                tls_state_dir("ca", &s->ca_dir, &no_home);
+                umw_state_dir("ca", &s->ca_dir, &no_home);
         return r;
 }
 
@@ -439,19 +440,15 @@ int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
 /* How long reload waits for the gateway to say it read the new rules. */
 #define RELOAD_WAIT_MS 3000
 
-static const char *str_of(yajl_val v, const char *key)
-{
-        yajl_val m = umw_json_member(v, key);
-        return YAJL_IS_STRING(m) ? m->u.string : NULL;
-}
-
 /* 1: the gateway's line saying it took the rules; 0: another line;
  * negative: it could not read them. */
 static int reload_line(const char *line, const char *id, struct umw_error **err)
 {
         yajl_val v = yajl_tree_parse(line, NULL, 0);
-        const char *event = str_of(v, "event"), *sandbox = str_of(v, "sandbox");
-        const char *result = str_of(v, "result"), *error = str_of(v, "error");
+        const char *event = umw_json_member_str(v, "event", NULL),
+                   *sandbox = umw_json_member_str(v, "sandbox", NULL);
+        const char *result = umw_json_member_str(v, "result", NULL),
+                   *error = umw_json_member_str(v, "error", NULL);
         int r = 0;
         if (event && sandbox && strcmp(event, "egress-reload") == 0 && strcmp(sandbox, id) == 0)
                 r = result && strcmp(result, "ok") == 0
@@ -490,13 +487,6 @@ static int wait_reloaded(const struct sandbox *s, int fd, struct umw_error **err
                         "the gateway did not confirm the new rules within %d ms", RELOAD_WAIT_MS);
 }
 
-static int not_running(const struct sandbox *s, struct umw_error **err)
-{
-        return umw_fail(err, UMW_EXIT_STATE, ESRCH,
-                        "no sandbox is running for %s: start it with umwelt-run sandbox up -p %s",
-                        s->workspace, s->workspace);
-}
-
 /* The running sandbox's bundle (kept), and whether it started with egress. */
 static int running(const struct runtime_opts *rt, struct sandbox *s, bool *egress,
                    struct umw_error **err)
@@ -506,18 +496,20 @@ static int running(const struct runtime_opts *rt, struct sandbox *s, bool *egres
         int r = container_state(rt, s->container_id, &json, err);
         if (r < 0 && (*err)->kind == UMW_EXIT_NOTFOUND) {
                 umw_error_freep(err);
-                return not_running(s, err);
+                return sandbox_not_running(s, err);
         }
         if (r == 0)
                 r = umw_json_parse(json, "state", &st, err);
         if (r < 0)
                 return r;
-        const char *status = str_of(st, "status"), *bundle = str_of(st, "bundle");
-        const char *on = str_of(umw_json_member(st, "annotations"), ANNOTATION_EGRESS);
+        const char *status = umw_json_member_str(st, "status", NULL),
+                   *bundle = umw_json_member_str(st, "bundle", NULL);
+        const char *on =
+            umw_json_member_str(umw_json_member(st, "annotations"), ANNOTATION_EGRESS, NULL);
         *egress = on && strcmp(on, "on") == 0;
         s->keep_bundle = true;
         if (!status || strcmp(status, "stopped") == 0 || !bundle)
-                r = not_running(s, err);
+                r = sandbox_not_running(s, err);
         else if (!(s->bundle = strdup(bundle)))
                 r = umw_fail_sys(err, ENOMEM, "bundle");
         yajl_tree_free(st);

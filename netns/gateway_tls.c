@@ -17,6 +17,7 @@
 #include "netns/tls_upstream.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/fdio.h"
 #include "common/log.h"
 
@@ -35,7 +36,7 @@ static int open_term(struct gateway_tls *t, const char *trust_dir, struct umw_er
 {
         _cleanup_free_ char *dir = NULL;
         struct tls_ca *ca = NULL;
-        int r = tls_state_dir("ca", &dir, err);
+        int r = umw_state_dir("ca", &dir, err);
         if (r == 0)
                 r = tls_ca_open(dir, trust_dir != NULL, &ca, err);
         if (r == 0 && trust_dir)

@@ -3,6 +3,7 @@
 #include "netns/tls_x509.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/fdio.h"
 
 #include <errno.h>
@@ -228,7 +229,7 @@ static bool file_exists(int dfd, const char *name)
 static int open_dir(const char *dir, bool create, int *out, struct umw_error **err)
 {
         if (create) {
-                int r = tls_state_mkdir(dir, err);
+                int r = umw_mkdir_p(dir, 0700, 0700, err);
                 if (r < 0)
                         return umw_error_prefix(err, "umwelt CA");
         }

@@ -6,6 +6,7 @@
 #include "netns/tls_paths.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,51 +23,6 @@ const struct tls_trust_var tls_trust_vars[] = {
 };
 const size_t tls_trust_n_vars = ARRAY_SIZE(tls_trust_vars);
 
-/* XDG: a relative path in these variables is invalid and is ignored. */
-static const char *absolute_env(const char *name)
-{
-        const char *v = getenv(name);
-        return v && v[0] == '/' ? v : NULL;
-}
-
-int tls_state_dir(const char *name, char **out, struct umw_error **err)
-{
-        const char *state = absolute_env("XDG_STATE_HOME");
-        const char *home = absolute_env("HOME");
-        int n;
-        if (state)
-                n = asprintf(out, "%s/umwelt/%s", state, name);
-        else if (home)
-                n = asprintf(out, "%s/.local/state/umwelt/%s", home, name);
-        else
-                return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
-                                "umwelt %s: neither XDG_STATE_HOME nor HOME is an absolute path",
-                                name);
-        if (n < 0) {
-                *out = NULL;
-                return umw_fail_sys(err, ENOMEM, "umwelt %s directory", name);
-        }
-        return 0;
-}
-
-int tls_state_mkdir(const char *path, struct umw_error **err)
-{
-        _cleanup_free_ char *dir = strdup(path);
-        if (!dir)
-                return umw_fail_sys(err, ENOMEM, "%s", path);
-        for (char *p = dir + 1;; p++) {
-                if (*p != '/' && *p != '\0')
-                        continue;
-                char c = *p;
-                *p = '\0';
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                        return umw_fail_errno(err, "create directory %s", dir);
-                if (c == '\0')
-                        return 0;
-                *p = c;
-        }
-}
-
 int tls_trust_dir_open(const char *dir, int *out, struct umw_error **err)
 {
         _cleanup_free_ char *parent = strdup(dir);
@@ -75,7 +31,7 @@ int tls_trust_dir_open(const char *dir, int *out, struct umw_error **err)
                 return umw_fail_sys(err, ENOMEM, "%s", dir);
         if (slash && slash != parent) {
                 *slash = '\0';
-                int r = tls_state_mkdir(parent, err);
+                int r = umw_mkdir_p(parent, 0700, 0700, err);
                 if (r < 0)
                         return r;
         }
@@ -165,7 +121,7 @@ bool tls_trust_current(const char *trust_dir)
 {
         _cleanup_free_ char *ca_dir = NULL;
         struct umw_error *err = NULL;
-        if (tls_state_dir("ca", &ca_dir, &err) < 0) {
+        if (umw_state_dir("ca", &ca_dir, &err) < 0) {
                 umw_error_free(err);
                 return false;
         }

@@ -27,13 +27,6 @@ struct tls_trust_var {
 extern const struct tls_trust_var tls_trust_vars[];
 extern const size_t tls_trust_n_vars;
 
-/* $XDG_STATE_HOME/umwelt/NAME, else $HOME/.local/state/umwelt/NAME (both
- * must be absolute paths). NAME is "ca" for the CA, "trust" for the bundle. */
-int tls_state_dir(const char *name, char **out, struct umw_error **err);
-
-/* mkdir -p, each directory it makes 0700. */
-int tls_state_mkdir(const char *path, struct umw_error **err);
-
 /* Opens dir, made 0755 when missing (its missing parents 0700): what
  * tls_trust_write() fills and a sandbox gets read-only. */
 int tls_trust_dir_open(const char *dir, int *out, struct umw_error **err);

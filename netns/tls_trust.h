@@ -1,6 +1,6 @@
 /* What a sandbox trusts where its gateway may terminate TLS: the host's
  * trusted roots plus the umwelt CA, as files in a directory of the user's
- * state ($XDG_STATE_HOME/umwelt/trust, see tls_state_dir()) that the sandbox
+ * state ($XDG_STATE_HOME/umwelt/trust, see umw_state_dir()) that the sandbox
  * gets bind-mounted read-only at TLS_TRUST_INSIDE, and the environment
  * variables that point each TLS stack at them. The directory holds no key:
  * the CA's key stays in its own directory, never mounted anywhere.

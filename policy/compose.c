@@ -2,6 +2,7 @@
  * gets is written here as a mount, a namespace or an empty set; the runtime
  * builds it with the same code that serves podman. */
 #include "policy/compose.h"
+#include "policy/paths.h"
 #include "policy/grants.h"
 #include "policy/presets.h"
 #include "policy/seccomp_profile.h"
@@ -281,15 +282,6 @@ static void gen_home(yajl_gen g, const struct compose_input *in)
                   (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
 }
 
-/* Whether path lies strictly below dir. */
-static bool strictly_below(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        if (n == 1)
-                return path[1] != '\0';
-        return strncmp(path, dir, n) == 0 && path[n] == '/';
-}
-
 /* A grant's path opened once from /, no symlink on the way (it is a
  * realpath: one there now was swapped in since), and still the type it was
  * granted as. */
@@ -319,7 +311,7 @@ static int gen_grants(yajl_gen g, const struct compose_input *in, bool inside,
         for (size_t i = 0; in->grants && i < in->grants->len; i++) {
                 const struct grant *gr = &in->grants->items[i];
                 char src[32];
-                if (strictly_below(gr->path, in->workspace) != inside)
+                if (path_strictly_below(gr->path, in->workspace) != inside)
                         continue;
                 int r = open_grant(gr, src, in->fds, err);
                 if (r < 0)
@@ -617,7 +609,7 @@ static const char *const covered_dirs[] = {"/tmp", "/var",   "/run", "/home", "/
 static bool below_covered(const char *path)
 {
         for (const char *const *d = covered_dirs; *d; d++)
-                if (strictly_below(path, *d))
+                if (path_strictly_below(path, *d))
                         return true;
         return false;
 }
@@ -627,12 +619,12 @@ static bool below_covered(const char *path)
  * the host's own files, sockets included). */
 static bool in_view(const struct compose_input *in, const char *path)
 {
-        if (strictly_below(path, in->workspace))
+        if (path_strictly_below(path, in->workspace))
                 return true;
         for (size_t i = 0; in->grants && i < in->grants->len; i++)
-                if (strictly_below(path, in->grants->items[i].path))
+                if (path_strictly_below(path, in->grants->items[i].path))
                         return true;
-        return !strictly_below(path, in->home) && !below_covered(path);
+        return !path_strictly_below(path, in->home) && !below_covered(path);
 }
 
 const char *compose_unix_socket_path(char *line)

@@ -28,6 +28,7 @@
  * POLICY_INGRESS_PORTS_MAX distinct integers 1..65535, refused where the
  * floor says ingress = false. */
 #include "policy/config.h"
+#include "policy/paths.h"
 #include "policy/egress_rules.h"
 #include "policy/presets.h"
 #include "policy/toml.h"
@@ -124,43 +125,12 @@ static const char *printable(const char *s, char buf[static 80])
         return buf;
 }
 
-static bool path_within(const char *path, const char *base)
-{
-        size_t n = strlen(base);
-        if (strcmp(base, "/") == 0)
-                return true;
-        return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static bool has_dotdot(const char *path)
 {
         for (const char *p = path; (p = strstr(p, "..")); p += 2)
                 if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
                         return true;
         return false;
-}
-
-/* realpath() of the longest prefix of path that resolves, plus the rest as
- * written: a root that does not exist yet still has a place. path is
- * absolute and has no ".." component, so the rest means what it says. */
-static char *resolve_lenient(const char *path)
-{
-        _cleanup_free_ char *head = strdup(path);
-        if (!head)
-                return NULL;
-        for (;;) {
-                _cleanup_free_ char *real = realpath(head, NULL);
-                if (real) {
-                        const char *tail = path + strlen(head);
-                        bool root = strcmp(real, "/") == 0 && tail[0];
-                        char *out = NULL;
-                        return asprintf(&out, "%s%s", root ? "" : real, tail) < 0 ? NULL : out;
-                }
-                if (errno == ENOMEM)
-                        return NULL;
-                char *slash = strrchr(head, '/');
-                slash[slash == head ? 1 : 0] = '\0';
-        }
 }
 
 /* Opens name in dirfd for reading; 0 with *fd = -1 when it does not exist.
@@ -332,7 +302,9 @@ static int floor_roots_resolve(struct loader *l, struct umw_error **err)
 {
         int r = strv_empty(&l->floor_real, err);
         for (size_t i = 0; r == 0 && l->c->grant_roots[i]; i++) {
-                _cleanup_free_ char *real = resolve_lenient(l->c->grant_roots[i]);
+                /* A root that does not exist yet still has a place. */
+                _cleanup_free_ char *clean = path_clean(l->c->grant_roots[i]);
+                _cleanup_free_ char *real = clean ? path_resolve_prefix(clean) : NULL;
                 if (!real)
                         return umw_fail_sys(err, ENOMEM, "policy");
                 r = strv_add(&l->floor_real, real, err);

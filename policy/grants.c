@@ -1,4 +1,5 @@
 #include "policy/grants.h"
+#include "policy/paths.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 
@@ -28,73 +29,6 @@ struct prepared {
         struct never_path *never;
         size_t nnever;
 };
-
-/* true when path is base or lies below it. */
-static bool path_within(const char *path, const char *base)
-{
-        size_t n = strlen(base);
-        if (n == 1 && base[0] == '/')
-                return true;
-        return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-/* Lexical clean-up of an absolute path: no empty, "." or ".." components. */
-static char *path_clean(const char *path)
-{
-        size_t len = strlen(path);
-        char *out = malloc(len + 2);
-        if (!out)
-                return NULL;
-        size_t o = 0;
-        for (const char *p = path; *p;) {
-                while (*p == '/')
-                        p++;
-                size_t n = strcspn(p, "/");
-                if (n == 0 || (n == 1 && p[0] == '.')) {
-                        p += n;
-                        continue;
-                }
-                if (n == 2 && p[0] == '.' && p[1] == '.') {
-                        while (o > 0 && out[--o] != '/')
-                                ;
-                } else {
-                        out[o++] = '/';
-                        memcpy(out + o, p, n);
-                        o += n;
-                }
-                p += n;
-        }
-        if (o == 0)
-                out[o++] = '/';
-        out[o] = '\0';
-        return out;
-}
-
-/* realpath() of the longest prefix of clean that resolves, followed by the
- * rest of clean as written. A prefix that cannot be resolved (missing, or
- * not searchable by us) cannot be reached by a grant's realpath either. */
-static char *resolve_prefix(const char *clean)
-{
-        _cleanup_free_ char *head = strdup(clean);
-        if (!head)
-                return NULL;
-        const char *tail = "";
-        for (;;) {
-                _cleanup_free_ char *real = realpath(head, NULL);
-                if (real) {
-                        char *out = NULL;
-                        bool root = strcmp(real, "/") == 0;
-                        if (asprintf(&out, "%s%s", root && tail[0] ? "" : real, tail) < 0)
-                                return NULL;
-                        return out;
-                }
-                if (errno == ENOMEM)
-                        return NULL;
-                char *slash = strrchr(head, '/');
-                tail = clean + (slash - head);
-                slash[slash == head ? 1 : 0] = '\0';
-        }
-}
 
 static void prepared_free(struct prepared *p)
 {
@@ -144,13 +78,14 @@ static int prepare(const struct grant_policy *policy, struct prepared *p, struct
                 return umw_fail_sys(err, ENOMEM, "grant policy");
         for (; p->nroots < nroots; p->nroots++) {
                 _cleanup_free_ char *clean = path_clean(policy->roots[p->nroots]);
-                if (!clean || !(p->roots[p->nroots] = resolve_prefix(clean)))
+                if (!clean || !(p->roots[p->nroots] = path_resolve_prefix(clean)))
                         return umw_fail_sys(err, ENOMEM, "grant policy");
         }
         for (; p->nnever < nnever; p->nnever++) {
                 struct never_path *n = &p->never[p->nnever];
                 n->given = policy->never[p->nnever];
-                if (!(n->clean = path_clean(n->given)) || !(n->real = resolve_prefix(n->clean)))
+                if (!(n->clean = path_clean(n->given)) ||
+                    !(n->real = path_resolve_prefix(n->clean)))
                         return umw_fail_sys(err, ENOMEM, "grant policy");
                 struct stat st;
                 n->exists = stat(n->real, &st) == 0;

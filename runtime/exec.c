@@ -14,6 +14,7 @@
 #include "runtime/sync.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/proc.h"
 #include "common/fdio.h"
 
 #include <errno.h>
@@ -192,7 +193,7 @@ static int check_netwall(const struct execution *x, struct umw_error **err)
         char where[4096];
         snprintf(where, sizeof(where), "%s",
                  x->o->process_path ? x->o->process_path : "exec: --cap");
-        return netwall_check_caps(x->spec, &x->proc.caps, where, err);
+        return spec_check_netwall_caps(x->spec, &x->proc.caps, where, err);
 }
 
 /* A container created but not started has the runtime as its init, sealed
@@ -382,7 +383,7 @@ __attribute__((noreturn)) static void join_and_fork(struct execution *x)
         _cleanup_error_ struct umw_error *err = NULL;
         umw_close_fdp(&x->sync_fd);
         umw_close_fdp(&x->console_peer);
-        if (init_make_undumpable(&err) < 0 ||
+        if (umw_make_undumpable(&err) < 0 ||
             join_namespaces(x, x->ns_flags & ~CLONE_NEWCGROUP, &err) < 0) {
                 sync_send_error(x->child_end, err);
                 _exit(1);
@@ -434,7 +435,7 @@ static int fork_direct(struct execution *x, pid_t *pid, struct umw_error **err)
                         return 0;
         }
         pid_t child = -1;
-        int r = init_make_undumpable(err);
+        int r = umw_make_undumpable(err);
         if (r == 0) {
                 bool born = false;
                 child = fork_into_cgroup(x->unified_fd, &born);

@@ -16,6 +16,7 @@
 #include "runtime/trampoline.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/proc.h"
 #include "common/fdio.h"
 #include "common/json.h"
 
@@ -91,13 +92,6 @@ static int become_root_in_userns(const struct spec *spec, struct umw_error **err
  * to the runtime's binary through it (CVE-2019-5736). execve resets it. Only
  * now, because /proc/PID files of an undumpable process belong to root and
  * an unprivileged umwelt-run still had to write the id maps. */
-int init_make_undumpable(struct umw_error **err)
-{
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                return umw_fail_errno(err, "make the init undumpable");
-        return 0;
-}
-
 static bool holds(int cap)
 {
         struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -328,7 +322,7 @@ static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd
          * clears it. A parent already gone shows as EOF on sync_fd. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 return umw_fail_errno(err, "set the init's parent death signal");
-        if ((r = init_make_undumpable(err)) < 0)
+        if ((r = umw_make_undumpable(err)) < 0)
                 return r;
         if ((r = ns_open_user(spec, userns_fd, err)) < 0 || (r = ns_join_paths(spec, err)) < 0 ||
             (r = join_new_keyring(a->no_new_keyring, err)) < 0 || (r = set_names(spec, err)) < 0 ||
@@ -491,7 +485,7 @@ __attribute__((noreturn)) static void pause_forever(void)
  * credentials). */
 static int pause_here(int conn, struct umw_error **err)
 {
-        int r = init_make_undumpable(err);
+        int r = umw_make_undumpable(err);
         if (r < 0)
                 return r;
         /* The caller's stdio goes (a `sandbox up` in a pipe returns); closing

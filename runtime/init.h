@@ -62,9 +62,6 @@ bool init_runtime_ptraces(void);
 /* Whether it holds CAP_SYS_ADMIN there: what cloning a mount takes. */
 bool init_runtime_may_clone(void);
 
-/* PR_SET_DUMPABLE 0, for every runtime process that enters a container. */
-int init_make_undumpable(struct umw_error **err);
-
 /* How a container process's last exec goes: exe itself, or with
  * trampoline_fd >= 0 through the exec trampoline (trampoline.h), which
  * reports a failed exec of exe on report_fd. keep: fds above the preserved

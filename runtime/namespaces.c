@@ -114,14 +114,6 @@ int ns_restore_parent(struct ns_saved *saved, struct umw_error **err)
         return r;
 }
 
-int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err)
-{
-        const struct spec_namespace *n = &spec->namespaces[SPEC_NS_CGROUP];
-        if (n->enabled && !n->path && unshare(CLONE_NEWCGROUP) < 0)
-                return umw_fail_errno(err, "create cgroup namespace");
-        return 0;
-}
-
 int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err)
 {
         const struct spec_namespace *n = &spec->namespaces[SPEC_NS_USER];

@@ -12,7 +12,7 @@ struct umw_error;
 
 /* CLONE_NEW* flags of the namespaces the spec asks to create, except time
  * (only children enter it, see ns_prepare_parent) and cgroup (created by the
- * init once it is in its cgroup, see ns_unshare_cgroup). */
+ * init once it is in its cgroup, see init.c). */
 int ns_clone_flags(const struct spec *spec);
 /* Refuses combinations the runtime cannot build (no mount namespace, a
  * joined user namespace, ...), before anything is created. */
@@ -31,9 +31,6 @@ int ns_restore_parent(struct ns_saved *saved, struct umw_error **err);
 /* In the init, after its user namespace is mapped: setns into every
  * namespace the spec names by path (except user, pid and time). */
 int ns_join_paths(const struct spec *spec, struct umw_error **err);
-/* In the init, once umwelt-run has placed it in its cgroup: a new cgroup
- * namespace rooted there, so the container sees its own cgroup as "/". */
-int ns_unshare_cgroup(const struct spec *spec, struct umw_error **err);
 /* A user namespace named by path, opened by the init while the host's /proc
  * is still visible (fd -1 when none), and joined last before the process
  * set-up: everything else was built with the runtime's own privileges (its

@@ -1,10 +1,10 @@
 #include "runtime/netwall.h"
-#include "runtime/init.h"
 #include "runtime/spec.h"
 #include "runtime/sync.h"
 #include "netns/nft_install.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/proc.h"
 #include "common/fdio.h"
 
 #include <errno.h>
@@ -21,46 +21,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* true when the spec asks for the ruleset. */
-static int wanted(const struct spec *spec, const char *file, bool *want, struct umw_error **err)
-{
-        const char *v = spec_annotation(spec, NETWALL_ANNOTATION);
-        *want = v != NULL;
-        if (v && strcmp(v, NETWALL_DEFAULT_DROP) != 0)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "%s: .annotations[\"%s\"]: expected \"%s\", got \"%s\"", file,
-                                NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP, v);
-        return 0;
-}
-
-int netwall_check(const struct spec *spec, const char *file, struct umw_error **err)
-{
-        bool want = false;
-        int r = wanted(spec, file, &want, err);
-        if (r < 0 || !want)
-                return r;
-        if (!spec->namespaces[SPEC_NS_NET].enabled)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "%s: .annotations[\"%s\"]: %s needs a network namespace in "
-                                ".linux.namespaces (it would wall the host's own)",
-                                file, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
-        char where[4096];
-        snprintf(where, sizeof(where), "%s: .process.capabilities", file);
-        return netwall_check_caps(spec, &spec->process.caps, where, err);
-}
-
-int netwall_check_caps(const struct spec *spec, const struct spec_caps *c, const char *where,
-                       struct umw_error **err)
-{
-        uint64_t any = c->bounding | c->effective | c->inheritable | c->permitted | c->ambient;
-        if (!(any & (1ULL << CAP_NET_ADMIN)) || !spec_annotation(spec, NETWALL_ANNOTATION))
-                return 0;
-        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                        "%s: CAP_NET_ADMIN is refused with .annotations[\"%s\"] = \"%s\" (the "
-                        "workload could take its network wall down)",
-                        where, NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
-}
 
 static int open_netns(const struct spec *spec, pid_t pid, int *fd, struct umw_error **err)
 {
@@ -112,7 +72,7 @@ static int loopback_up(struct umw_error **err)
 int netwall_loopback_init(const struct spec *spec, struct umw_error **err)
 {
         const struct spec_namespace *n = &spec->namespaces[SPEC_NS_NET];
-        if (!n->enabled || n->path || spec_annotation(spec, NETWALL_ANNOTATION))
+        if (!n->enabled || n->path || spec->netwall)
                 return 0;
         return loopback_up(err);
 }
@@ -149,7 +109,7 @@ static int install_in_place(int netns, bool *done, struct umw_error **err)
 static __attribute__((noreturn)) void installer_main(int netns, int userns, int report)
 {
         struct umw_error *err = NULL;
-        int r = init_make_undumpable(&err);
+        int r = umw_make_undumpable(&err);
         if (r == 0 && userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
                 r = umw_fail_errno(&err, "nftables: enter the network namespace's user namespace");
         if (r == 0 && setns(netns, CLONE_NEWNET) < 0)
@@ -185,12 +145,12 @@ static int run_installer(int netns, int userns, struct umw_error **err)
 int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_error **err)
 {
         *netns = -1;
-        bool want = false;
-        int r = wanted(spec, "config.json", &want, err);
-        if (r == 0 && want)
-                r = open_netns(spec, pid, netns, err);
+        if (!spec->netwall)
+                return 0;
+        int r = open_netns(spec, pid, netns, err);
         if (r < 0)
-                return umw_error_prefix(err, "%s=%s", NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+                return umw_error_prefix(err, "%s=%s", SPEC_NETWALL_ANNOTATION,
+                                        SPEC_NETWALL_DEFAULT_DROP);
         return 0;
 }
 
@@ -204,6 +164,7 @@ int netwall_install(int netns, struct umw_error **err)
         if (r == 0 && !done && (r = owner_userns(netns, &userns, err)) == 0)
                 r = run_installer(netns, userns, err);
         if (r < 0)
-                return umw_error_prefix(err, "%s=%s", NETWALL_ANNOTATION, NETWALL_DEFAULT_DROP);
+                return umw_error_prefix(err, "%s=%s", SPEC_NETWALL_ANNOTATION,
+                                        SPEC_NETWALL_DEFAULT_DROP);
         return 0;
 }

@@ -9,23 +9,7 @@
 #include <sys/types.h>
 
 struct spec;
-struct spec_caps;
 struct umw_error;
-
-#define NETWALL_ANNOTATION "run.umwelt.net"
-/* The one value: the nftables ruleset of netns/nft_build.h. */
-#define NETWALL_DEFAULT_DROP "default-drop"
-
-/* For spec_load, as bad config naming file and the annotation: a value
- * other than default-drop; default-drop without a network namespace of the
- * container's own or joined by path (it would wall the host's); default-drop
- * with CAP_NET_ADMIN in any set of process.capabilities (the workload could
- * take the wall down). */
-int netwall_check(const struct spec *spec, const char *file, struct umw_error **err);
-/* The CAP_NET_ADMIN part alone, for a process exec'd into a walled
- * container; where names the input in the message. */
-int netwall_check_caps(const struct spec *spec, const struct spec_caps *caps, const char *where,
-                       struct umw_error **err);
 
 /* When the spec asks for it, *netns is the network namespace of the
  * container whose init is pid (the one the spec joins by path, or the init's

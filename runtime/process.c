@@ -3,6 +3,7 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
+#include "common/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -232,31 +233,14 @@ int process_find_executable(const struct spec_process *p, char **out, struct umw
         return 0;
 }
 
-/* mkdir -p of an absolute path, in the container's root: a cwd the image
- * lacks is made, as crun and runc make it. */
-static int make_dirs(const char *path)
-{
-        _cleanup_free_ char *p = strdup(path);
-        if (!p)
-                return -ENOMEM;
-        for (char *s = strchr(p + 1, '/');; s = strchr(s + 1, '/')) {
-                if (s)
-                        *s = '\0';
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                if (!s)
-                        return 0;
-                *s = '/';
-        }
-}
-
 int process_make_cwd(const struct spec_process *p, struct umw_error **err)
 {
         struct stat st;
         if (!p->cwd || stat(p->cwd, &st) == 0 || errno != ENOENT)
                 return 0;
-        int r = make_dirs(p->cwd);
-        return r < 0 ? umw_fail_sys(err, -r, "make cwd `%s` (.process.cwd)", p->cwd) : 0;
+        /* A cwd the image lacks is made, as crun and runc make it. */
+        int r = umw_mkdir_p(p->cwd, 0755, 0755, err);
+        return r < 0 ? umw_error_prefix(err, ".process.cwd") : 0;
 }
 
 int process_chdir(const struct spec_process *p, struct umw_error **err)

@@ -3,7 +3,6 @@
  * and the life of a struct spec, from spec_load to spec_free. */
 #include "runtime/spec.h"
 #include "runtime/spec_int.h"
-#include "runtime/netwall.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
 #include "common/json.h"
@@ -118,7 +117,7 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
                 r = parse_spec(spec->tree, &loc, spec, err);
         }
         if (r == 0)
-                r = netwall_check(spec, file, err);
+                r = spec_check_netwall(spec, file, err);
         if (r < 0) {
                 spec_free(spec);
                 return r;

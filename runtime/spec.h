@@ -175,6 +175,7 @@ struct spec {
         struct spec_hooks hooks[SPEC_HOOK_COUNT];
         struct spec_kv *annotations;
         size_t n_annotations;
+        bool netwall; /* .annotations[SPEC_NETWALL_ANNOTATION] is SPEC_NETWALL_DEFAULT_DROP */
 
         struct spec_namespace namespaces[SPEC_NS_COUNT];
         struct spec_idmap *uid_mappings, *gid_mappings;
@@ -206,5 +207,15 @@ void spec_free(struct spec *spec);
 const char *spec_ns_name(enum spec_ns ns); /* "user", "mount", ... as in the spec */
 int spec_ns_clone_flag(enum spec_ns ns);   /* CLONE_NEWUSER, ... */
 const char *spec_annotation(const struct spec *spec, const char *key);
+
+/* The kernel's network wall a bundle asks for (runtime/netwall.h installs
+ * it): the annotation and its one value, the ruleset of netns/nft_build.h. */
+#define SPEC_NETWALL_ANNOTATION "run.umwelt.net"
+#define SPEC_NETWALL_DEFAULT_DROP "default-drop"
+/* For a process exec'd into a walled container: CAP_NET_ADMIN in any set of
+ * caps is refused (the workload could take the wall down); where names the
+ * input in the message. */
+int spec_check_netwall_caps(const struct spec *spec, const struct spec_caps *caps,
+                            const char *where, struct umw_error **err);
 
 #endif

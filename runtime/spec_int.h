@@ -120,5 +120,11 @@ int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec
 int spec_check_sysctl(const struct spec *spec, const struct umw_jloc *loc, struct umw_error **err);
 int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
                        struct umw_error **err);
+/* Sets spec->netwall from the annotation (spec_netwall.c), refusing as bad
+ * config naming file and the annotation: a value other than default-drop;
+ * default-drop without a network namespace of the container's own or joined
+ * by path (it would wall the host's); default-drop with CAP_NET_ADMIN in any
+ * set of process.capabilities. Everything else must be parsed before. */
+int spec_check_netwall(struct spec *spec, const char *file, struct umw_error **err);
 
 #endif

@@ -3,7 +3,9 @@
 #include "runtime/spec.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/proc.h"
 #include "common/fdio.h"
+#include "common/paths.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -18,30 +20,12 @@
 
 #define STATE_FILE "state.json"
 
-static int mkdir_parents(const char *path, mode_t mode)
-{
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(copy, mode) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 int state_root_open(const char *root, bool create, int *out, struct umw_error **err)
 {
         if (create) {
-                int r = mkdir_parents(root, 0700);
+                int r = umw_mkdir_p(root, 0755, 0700, err);
                 if (r < 0)
-                        return umw_fail_sys(err, -r, "create state root %s", root);
+                        return umw_error_prefix(err, "state root");
         }
         int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT && !create) {
@@ -167,12 +151,6 @@ int state_write(int dirfd, const char *id, pid_t pid, unsigned long long start_t
         return umw_write_file_atomic(dirfd, STATE_FILE, text, len, 0600, err);
 }
 
-static const char *str_member(yajl_val tree, const char *key)
-{
-        yajl_val v = umw_json_member(tree, key);
-        return YAJL_IS_STRING(v) ? v->u.string : "";
-}
-
 static long long int_member(yajl_val tree, const char *key)
 {
         yajl_val v = umw_json_member(tree, key);
@@ -191,14 +169,14 @@ int state_read(int dirfd, struct container_state *st, struct umw_error **err)
                 return r;
         *st = (struct container_state){
             .tree = tree,
-            .id = str_member(tree, "id"),
+            .id = umw_json_member_str(tree, "id", ""),
             .pid = (pid_t)int_member(tree, "pid"),
             .start_time = (unsigned long long)int_member(tree, "startTime"),
-            .bundle = str_member(tree, "bundle"),
-            .rootfs = str_member(tree, "rootfs"),
-            .created = str_member(tree, "created"),
+            .bundle = umw_json_member_str(tree, "bundle", ""),
+            .rootfs = umw_json_member_str(tree, "rootfs", ""),
+            .created = umw_json_member_str(tree, "created", ""),
             .owner = (uid_t)int_member(tree, "owner"),
-            .cgroup = str_member(tree, "cgroup"),
+            .cgroup = umw_json_member_str(tree, "cgroup", ""),
             .annotations = umw_json_member(tree, "annotations"),
         };
         return 0;
@@ -211,39 +189,9 @@ void state_release(struct container_state *st)
         st->tree = NULL;
 }
 
-/* Field 22 of /proc/PID/stat; *zombie when the process has exited but has not
- * been reaped yet. */
-static unsigned long long read_start_time(pid_t pid, bool *zombie)
-{
-        char path[64], buf[1024];
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
-        ssize_t n = umw_read_all(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return 0;
-        buf[n] = '\0';
-        /* The command name may hold spaces and parentheses: skip to the last ')'. */
-        char *p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
-                return 0;
-        char state = p[2];
-        if (zombie)
-                *zombie = state == 'Z' || state == 'X';
-        p += 2;
-        for (int field = 3; field < 22; field++) {
-                p = strchr(p, ' ');
-                if (!p)
-                        return 0;
-                p++;
-        }
-        return strtoull(p, NULL, 10);
-}
-
 unsigned long long state_pid_start_time(pid_t pid)
 {
-        return read_start_time(pid, NULL);
+        return umw_proc_start_time(pid, NULL);
 }
 
 bool state_pid_alive(const struct container_state *st)
@@ -251,7 +199,7 @@ bool state_pid_alive(const struct container_state *st)
         bool zombie = false;
         if (st->pid <= 0)
                 return false;
-        unsigned long long t = read_start_time(st->pid, &zombie);
+        unsigned long long t = umw_proc_start_time(st->pid, &zombie);
         return t != 0 && t == st->start_time && !zombie;
 }
 

@@ -226,7 +226,8 @@ Test(audit, path_from_xdg_state_home_or_home)
         unsetenv("HOME");
         cr_expect_eq(audit_path("p", &p, &err), -EINVAL);
         cr_expect_str_eq(err->msg,
-                         "audit log: neither XDG_STATE_HOME nor HOME is an absolute path");
+                         "audit log: cannot place umwelt/p: neither XDG_STATE_HOME nor HOME is an "
+                         "absolute path");
 }
 
 static void add_typed(yajl_gen g, void *ctx)
