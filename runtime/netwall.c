@@ -186,7 +186,7 @@ int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_erro
 {
         *netns = -1;
         bool want = false;
-        int r = wanted(spec, "config.json", &want, err);
+        int r = wanted(spec, spec->file, &want, err);
         if (r == 0 && want)
                 r = open_netns(spec, pid, netns, err);
         if (r < 0)
