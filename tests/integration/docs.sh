@@ -49,4 +49,68 @@ t_eq "--help: one line per verb and sub-verb, no more" \
         "$(($(wc -w <<<"$verbs") + $(wc -w <<<"$subs")))" \
         "$(grep -cE '^  (  sandbox )?[a-z]+ +[^ ]' <<<"$help")" "$help"
 
+# ---------------------------------------------------------------- policy keys
+
+MAN5=$UMW_SRCDIR/man/umwelt.toml.5.scd
+# Every keys[] table a TOML reader checks, as "SECTION<TAB>KEY": the
+# function holding the table says the layer and table (a reader this map
+# does not know fails the test: document its keys, then add it here).
+accepted=$("$PY" - "$UMW_SRCDIR/policy/config.c" "$UMW_SRCDIR/netns/gateway_policy.c" <<'PY'
+import re, sys
+where = {
+    ("config.c", "load_floor"): ("FLOOR", ""),
+    ("config.c", "load_user"): ("USER CONFIG", ""),
+    ("config.c", "load_project"): ("PROJECT CONFIG", ""),
+    ("config.c", "grant_one"): ("PROJECT CONFIG", "grant."),
+    ("config.c", "load_egress"): ("PROJECT CONFIG", "egress."),
+    ("config.c", "load_ingress"): ("PROJECT CONFIG", "ingress."),
+    # The gateway's --policy files: the project's [egress] table.
+    ("gateway_policy.c", "load_file"): ("PROJECT CONFIG", "egress."),
+}
+for path in sys.argv[1:]:
+    text = open(path).read()
+    base = path.rsplit("/", 1)[-1]
+    for m in re.finditer(r"static const char \*const keys\[\] = \{(.*?)\};", text, re.S):
+        fn = re.findall(r"^(?:static )?int (\w+)\(", text[: m.start()], re.M)[-1]
+        if (base, fn) not in where:
+            print("UNKNOWN\t%s:%s" % (base, fn))
+            continue
+        section, prefix = where[(base, fn)]
+        for key in re.findall(r'"([^"]+)"', m.group(1)):
+            print("%s\t%s%s" % (section, prefix, key))
+PY
+)
+# The keys the page defines in SECTION: lines "*KEY* = ..." under "# SECTION".
+page_keys() {
+        awk -v s="# $1" '/^# / { on = ($0 == s) } on' "$MAN5" | sed -n 's/^\*\([a-z_.]*\)\* = .*/\1/p'
+}
+t_eq "the readers' key tables were read (20 or more keys)" yes \
+        "$([[ $(grep -c . <<<"$accepted") -ge 20 ]] && echo yes)" "$accepted"
+t_eq "every TOML reader with a keys[] table is mapped to a section" "" \
+        "$(sed -n 's/^UNKNOWN\t//p' <<<"$accepted")"
+while IFS=$'\t' read -r section key; do
+        [[ $section == UNKNOWN ]] && continue
+        t_eq "umwelt.toml(5) $section defines '$key'" yes \
+                "$(page_keys "$section" | grep -qxF -- "$key" && echo yes)" \
+                "add a line '*$key* = TYPE' under '# $section' in man/umwelt.toml.5.scd"
+done < <(sort -u <<<"$accepted")
+for section in FLOOR "USER CONFIG" "PROJECT CONFIG"; do
+        for key in $(page_keys "$section"); do
+                t_eq "umwelt.toml(5) $section: '$key' is a key the code accepts" yes \
+                        "$(grep -qxF -- "$section"$'\t'"$key" <<<"$accepted" && echo yes)"
+        done
+done
+# The presets the page's table names are the code's.
+presets=$(sed -n 's/^static const char \*const names\[\] = {\(.*\), NULL};/\1/p' \
+        "$UMW_SRCDIR/policy/presets.c" | tr -d '" ' | tr , ' ')
+t_eq "the preset names were read (4 or more)" yes "$([[ $(wc -w <<<"$presets") -ge 4 ]] && echo yes)" "$presets"
+for p in $presets; do
+        t_has_line "umwelt.toml(5) has preset '$p' in its table" "$MAN5" "|  *$p*"
+done
+if command -v scdoc >/dev/null; then
+        t_run "umwelt.toml(5) builds with scdoc" sh -c 'scdoc <"$1" >/dev/null' sh "$MAN5"
+else
+        t_skip "umwelt.toml(5) builds with scdoc" "no scdoc"
+fi
+
 t_done
