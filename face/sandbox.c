@@ -558,9 +558,16 @@ static int run_plain(struct sandbox *s, const struct runtime_opts *rt, const str
         s->keep_bundle = true;
         char config[32];
         snprintf(config, sizeof(config), "/proc/self/fd/%d", fd);
+        /* Messages name what the user knows, not a descriptor gone by then. */
+        _cleanup_free_ char *name = NULL;
+        if (asprintf(&name, "the sandbox config composed for %s", s->workspace) < 0) {
+                name = NULL;
+                return umw_fail_sys(err, ENOMEM, "sandbox config name");
+        }
         struct create_opts co = {.id = s->container_id,
                                  .bundle = s->bundle,
                                  .config_path = config,
+                                 .config_name = name,
                                  .preserve_fds = o->preserve_fds};
         return container_run(rt, &co, exit_status, err);
 }

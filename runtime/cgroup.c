@@ -100,7 +100,7 @@ int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_ma
                 char slice[256], prefix[256], name[512];
                 if (sscanf(cgroups_path, "%255[^:]:%255[^:]:%511s", slice, prefix, name) != 3)
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "config.json: .linux.cgroupsPath: expected "
+                                        ".linux.cgroupsPath: expected "
                                         "slice:prefix:name, got '%s'",
                                         cgroups_path);
                 if (asprintf(&path, "%s/%s-%s.scope", slice, prefix, name) < 0)
@@ -124,7 +124,7 @@ int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_ma
         if (bad) {
                 free(path);
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .linux.cgroupsPath: expected a path without '.', "
+                                ".linux.cgroupsPath: expected a path without '.', "
                                 "'..' or empty components, got '%s'",
                                 cgroups_path);
         }

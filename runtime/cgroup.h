@@ -17,7 +17,9 @@ enum cgroup_manager { CGROUP_MANAGER_CGROUPFS, CGROUP_MANAGER_SYSTEMD, CGROUP_MA
 
 /* The relative cgroup path for a container: cgroupsPath as given (checked:
  * no "..", no empty components), its systemd "slice:prefix:name" form turned
- * into a cgroupfs path, or "umwelt-run/<id>" when absent. *out is malloc'd. */
+ * into a cgroupfs path, or "umwelt-run/<id>" when absent. *out is malloc'd.
+ * A bad one is a UMW_EXIT_CONFIG error starting at its JSON path
+ * (".linux.cgroupsPath: ..."): the caller prefixes the document's name. */
 int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_manager manager,
                         char **out, struct umw_error **err);
 

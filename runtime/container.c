@@ -46,9 +46,11 @@ int ctr_find(const struct runtime_opts *rt, const char *id, struct found *f, str
 int ctr_load_saved_spec(const struct found *f, struct spec **spec, struct umw_error **err)
 {
         _cleanup_free_ char *text = NULL;
+        char name[STATE_CONFIG_NAME_MAX];
+        state_config_name(f->st.id, name);
         int r = umw_read_file_at(f->dirfd, STATE_CONFIG, CONFIG_MAX, &text, NULL, err);
         if (r == 0)
-                r = spec_load(text, STATE_CONFIG, spec, err);
+                r = spec_load(text, name, spec, err);
         return r;
 }
 

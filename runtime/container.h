@@ -24,6 +24,9 @@ struct create_opts {
         const char *id;
         const char *bundle;      /* absolute */
         const char *config_path; /* NULL: BUNDLE/config.json */
+        /* How messages name the config; NULL: the path it is read from. For a
+         * document that is no file of the user's (a memfd's /proc/self/fd/N). */
+        const char *config_name;
         const char *pid_file;
         const char *console_socket;
         int preserve_fds;

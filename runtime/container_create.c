@@ -109,7 +109,7 @@ static int protect_runtime(struct creation *c, struct umw_error **err)
                                 "%s: .linux.namespaces: with CAP_SYS_PTRACE, joining pid "
                                 "namespace %s is refused while a container in it waits for "
                                 "start (its init is still the runtime): start that first",
-                                c->config_path, pidns);
+                                c->spec->file, pidns);
         return selfexe_protect(c->rt->argv, err);
 }
 
@@ -128,12 +128,13 @@ static int load_config(struct creation *c, struct umw_error **err)
                         (*err)->kind = UMW_EXIT_CONFIG;
                 return r;
         }
-        r = spec_load(c->config_text, c->config_path, &c->spec, err);
+        const char *name = c->o->config_name ? c->o->config_name : c->config_path;
+        r = spec_load(c->config_text, name, &c->spec, err);
         if (r < 0)
                 return r;
         if (!c->spec->process.args)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
-                                c->config_path);
+                                c->spec->file);
         r = ns_check(c->spec, err);
         if (r == 0 && selfexe_needed(c->spec))
                 r = protect_runtime(c, err);
@@ -170,7 +171,7 @@ static int resolve_rootfs(struct creation *c, struct umw_error **err)
         if (!c->rootfs || stat(c->rootfs, &st) < 0 || !S_ISDIR(st.st_mode))
                 return umw_fail(err, UMW_EXIT_CONFIG, ENOENT,
                                 "%s: .root.path: expected an existing directory, '%s' is not one",
-                                c->config_path, path);
+                                c->spec->file, path);
         return 0;
 }
 
@@ -384,12 +385,13 @@ static int plan_cgroup(struct creation *c, struct umw_error **err)
         int r = cgroup_path_resolve(c->spec->cgroups_path, c->o->id, c->rt->cgroup_manager,
                                     &c->cgroup, err);
         if (r < 0)
-                return r;
+                return (*err)->kind == UMW_EXIT_CONFIG ? umw_error_prefix(err, "%s", c->spec->file)
+                                                       : r;
         struct cgroup_request req = {.path = c->cgroup,
                                      .resources = c->spec->resources,
                                      .devices = c->spec->devices,
                                      .n_devices = c->spec->n_devices,
-                                     .file = c->config_path,
+                                     .file = c->spec->file,
                                      .strict = cgroup_strict(c)};
         return cgroup_plan_new(&req, &c->cgroup_plan, err);
 }

@@ -137,7 +137,7 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         if (rt->cgroup_manager == CGROUP_MANAGER_DISABLED)
                 return 0;
         /* Not state_dir_open: that one refuses a directory without state.json. */
-        struct found f = {.rootfd = -1, .dirfd = -1};
+        struct found f = {.rootfd = -1, .dirfd = -1, .st.id = id};
         f.dirfd = openat(rootfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (f.dirfd < 0)
                 return umw_fail_errno(err, "open state directory for '%s'", id);
@@ -148,6 +148,8 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         if (ctr_load_saved_spec(&f, &spec, &no_config) == 0 &&
             (r = cgroup_path_resolve(spec->cgroups_path, id, rt->cgroup_manager, &path, err)) == 0)
                 r = cgroup_remove(path, err);
+        if (r < 0 && (*err)->kind == UMW_EXIT_CONFIG)
+                umw_error_prefix(err, "%s", spec->file);
         spec_free(spec);
         umw_close_fdp(&f.dirfd);
         return r;

@@ -94,9 +94,11 @@ static int load_container(struct execution *x, struct umw_error **err)
                                 "container '%s' is %s: exec needs a running container", x->o->id,
                                 state_status_name(s));
         _cleanup_free_ char *text = NULL;
+        char name[STATE_CONFIG_NAME_MAX];
+        state_config_name(x->o->id, name);
         r = umw_read_file_at(dirfd, STATE_CONFIG, 16u << 20, &text, NULL, err);
         if (r == 0)
-                r = spec_load(text, STATE_CONFIG, &x->spec, err);
+                r = spec_load(text, name, &x->spec, err);
         return r;
 }
 

@@ -116,8 +116,9 @@ static int set_names(const struct spec *spec, struct umw_error **err)
          * container sets the pod's name); never the host's. */
         if ((spec->hostname || spec->domainname) && !spec->namespaces[SPEC_NS_UTS].enabled)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .hostname: setting it needs a uts namespace "
-                                "in .linux.namespaces");
+                                "%s: .hostname: setting it needs a uts namespace "
+                                "in .linux.namespaces",
+                                spec->file);
         if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
                 return umw_fail_errno(err, "set hostname '%s'", spec->hostname);
         if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
@@ -449,9 +450,9 @@ int init_pauses(const struct spec *spec, struct umw_error **err)
                 return 0;
         if (strcmp(mode, "pause") != 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .annotations[\"" INIT_ANNOTATION
+                                "%s: .annotations[\"" INIT_ANNOTATION
                                 "\"]: expected \"pause\", got \"%s\"",
-                                mode);
+                                spec->file, mode);
         return 1;
 }
 

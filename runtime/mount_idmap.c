@@ -46,7 +46,7 @@ static int idmapped(const struct spec *spec, const struct spec_mount *m, struct 
         else if (own_maps && (!m->n_uid_mappings || !m->n_gid_mappings))
                 why = "an idmapped mount's own mapping needs both uidMappings and gidMappings";
         if (why)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "config.json: mounts[%s]: %s",
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .mounts[%s]: %s", spec->file,
                                 m->destination, why);
         return 1;
 }

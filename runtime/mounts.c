@@ -731,7 +731,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m,
 {
         if (!m->destination || m->destination[0] != '/')
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: mounts[].destination: expected an absolute path");
+                                "%s: .mounts[].destination: expected an absolute path", spec->file);
         struct mount_opts o;
         int r = mount_opts_parse(m->options, m->n_options, &o, err);
         if (r < 0)
@@ -743,7 +743,7 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m,
                 r = mount_bind(m, &o, root, slot, err);
         else if (!m->type)
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                             "config.json: mounts[%s]: expected a type or a bind option",
+                             "%s: .mounts[%s]: expected a type or a bind option", spec->file,
                              m->destination);
         else if ((dest = open_dest(m, rootfs_fd, err)) < 0)
                 r = dest;

@@ -30,18 +30,21 @@ int ns_check(const struct spec *spec, struct umw_error **err)
 {
         if (!spec->namespaces[SPEC_NS_MOUNT].enabled)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .linux.namespaces: expected a mount namespace "
-                                "(the root is pivoted inside it)");
+                                "%s: .linux.namespaces: expected a mount namespace "
+                                "(the root is pivoted inside it)",
+                                spec->file);
         bool new_user =
             spec->namespaces[SPEC_NS_USER].enabled && !spec->namespaces[SPEC_NS_USER].path;
         if (new_user && spec->n_uid_mappings == 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .linux.uidMappings: expected at least one mapping "
-                                "with a new user namespace");
+                                "%s: .linux.uidMappings: expected at least one mapping "
+                                "with a new user namespace",
+                                spec->file);
         if (new_user && spec->n_gid_mappings == 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: .linux.gidMappings: expected at least one mapping "
-                                "with a new user namespace");
+                                "%s: .linux.gidMappings: expected at least one mapping "
+                                "with a new user namespace",
+                                spec->file);
         return 0;
 }
 
@@ -131,9 +134,9 @@ int ns_open_user(const struct spec *spec, int *fd, struct umw_error **err)
         int e = type < 0 ? errno : EINVAL;
         umw_close_fdp(fd);
         return umw_fail(err, UMW_EXIT_CONFIG, e,
-                        "config.json: .linux.namespaces: user namespace path %s is not a user "
+                        "%s: .linux.namespaces: user namespace path %s is not a user "
                         "namespace",
-                        n->path);
+                        spec->file, n->path);
 }
 
 int ns_join_user(int fd, struct umw_error **err)

@@ -41,9 +41,9 @@ static int rootfs_propagation(const struct spec *spec, unsigned long *prop, stru
         mount_opts_release(&o);
         if (!only_propagation)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "config.json: linux.rootfsPropagation: expected private, shared, "
+                                "%s: .linux.rootfsPropagation: expected private, shared, "
                                 "slave or unbindable (optionally with an r prefix), got \"%s\"",
-                                spec->rootfs_propagation);
+                                spec->file, spec->rootfs_propagation);
         *prop = o.propagation | MS_REC;
         return 0;
 }

@@ -108,8 +108,10 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
 {
         struct umw_jloc loc;
         struct spec *spec = calloc(1, sizeof(*spec));
-        if (!spec)
+        if (!spec || !(spec->file = strdup(file))) {
+                free(spec);
                 return spec_oom(err);
+        }
         /* In one arena: read at every start and exec (the sandbox's: 30 kB). */
         int r = umw_json_parse_doc(text, file, &spec->tree, err);
         if (r == 0) {
@@ -176,6 +178,7 @@ void spec_free(struct spec *spec)
         free(spec->masked_paths);
         free(spec->readonly_paths);
         umw_json_doc_free(spec->tree);
+        free(spec->file);
         free(spec);
 }
 

@@ -165,6 +165,11 @@ struct spec_process {
 
 struct spec {
         yajl_val tree; /* owns every string below */
+        /* The document's name in every message about it ("FILE: .json.path:
+         * expected ..."): the path it was read from as given (BUNDLE/config.json),
+         * or what the caller calls a document that is no file of the user's
+         * (a sandbox's composed config, read from a memfd). Owned. */
+        char *file;
         const char *oci_version;
         const char *root_path; /* as written; relative to the bundle when not absolute */
         bool root_readonly;
@@ -196,7 +201,7 @@ struct spec {
 
 /* Parses the config at path (file name used in messages). */
 int spec_load_file(const char *path, struct spec **out, struct umw_error **err);
-/* Parses text; file is only used in error messages. */
+/* Parses text; file names it in error messages, then and later (spec->file). */
 int spec_load(const char *text, const char *file, struct spec **out, struct umw_error **err);
 /* Parses a process object (for exec --process) into p, owned by tree. */
 int spec_load_process(const char *text, const char *file, yajl_val *tree, struct spec_process *p,

@@ -55,6 +55,12 @@ int state_check_id(const char *id, struct umw_error **err)
         return 0;
 }
 
+void state_config_name(const char *id, char buf[static STATE_CONFIG_NAME_MAX])
+{
+        snprintf(buf, STATE_CONFIG_NAME_MAX, "the " STATE_CONFIG " saved for container '%s'",
+                 id ? id : "?");
+}
+
 int state_dir_create(int rootfd, const char *id, int *dirfd, struct umw_error **err)
 {
         if (mkdirat(rootfd, id, 0700) < 0) {

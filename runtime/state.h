@@ -36,6 +36,11 @@ struct container_state {
 
 #define STATE_START_SOCKET "start.sock"
 #define STATE_CONFIG       "config.json"
+/* How messages name the config saved at create (STATE_CONFIG in the state
+ * directory of container id, at most 1024 bytes): the container, not a bare
+ * "config.json" the reader would look for in the bundle. */
+#define STATE_CONFIG_NAME_MAX 1100
+void state_config_name(const char *id, char buf[static STATE_CONFIG_NAME_MAX]);
 
 /* Opens (creating when asked) the state root. */
 int state_root_open(const char *root, bool create, int *out, struct umw_error **err);

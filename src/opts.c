@@ -119,14 +119,12 @@ static int parse_rootless(const char *v, struct global_opts *g, struct umw_error
         return 0;
 }
 
-static void print_help(void)
+void opts_print_global_help(void)
 {
-        printf("usage: umwelt-run [GLOBAL OPTIONS] VERB [OPTIONS] [ID] [ARGS]\n\n"
-               "verbs: create run start state kill delete list ps exec features spec\n"
-               "global: --root DIR --log FILE --log-format text|json --debug --systemd-cgroup\n"
-               "        --cgroup-manager cgroupfs|systemd|disabled --rootless[=true|false|auto]\n"
-               "        --version --help\n"
-               "See umwelt-run(1).\n");
+        printf("global options:\n"
+               "  --root DIR --log FILE --log-format text|json --log-level LEVEL --debug\n"
+               "  --systemd-cgroup --cgroup-manager cgroupfs|systemd|disabled\n"
+               "  --rootless[=true|false|auto] -v|--version -h|--help\n");
 }
 
 enum {
@@ -173,8 +171,9 @@ static int apply_global(int c, const char *arg, struct global_opts *g, struct um
                 fputs(UMW_VERSION_TEXT, stdout);
                 exit(0);
         case OPT_HELP:
-                print_help();
-                exit(0);
+                /* The verbs are main's to list (src/umwelt-run.c). */
+                g->help = true;
+                return 0;
         default:
                 return opts_usage_error(err, NULL, "unknown global option");
         }
@@ -215,7 +214,7 @@ int opts_parse_global(int argc, char **argv, struct global_opts *g, int *verb_in
                 if (c == OPT_ROOTLESS && !arg && optind < argc && is_rootless_value(argv[optind]))
                         arg = argv[optind++];
                 int r = apply_global(c, arg, g, err);
-                if (r < 0)
+                if (r < 0 || g->help)
                         return r;
         }
         if (optind >= argc)

@@ -16,9 +16,13 @@ struct global_opts {
         bool log_json;
         bool debug;
         char *root_alloc; /* owns rt.root when it was derived */
+        bool help;        /* --help before any verb: main prints the verbs */
 };
 
-/* Parses the options before the verb; *verb_index is where the verb is. */
+/* The global options, for --help. */
+void opts_print_global_help(void);
+/* Parses the options before the verb; *verb_index is where the verb is.
+ * With --help it stops there, sets g->help and leaves *verb_index alone. */
 int opts_parse_global(int argc, char **argv, struct global_opts *g, int *verb_index,
                       struct umw_error **err);
 /* A non-negative decimal integer for a flag. */

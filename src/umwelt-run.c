@@ -13,37 +13,43 @@
 struct verb {
         const char *name;
         int (*run)(struct global_opts *, int, char **, struct umw_error **);
-        const char *usage;
+        const char *summary; /* one line of --help */
+        const char *usage;   /* VERB --help */
 };
 
 static const struct verb verbs[] = {
-    {"create", verb_create,
+    {"create", verb_create, "create a container from a bundle; it waits for start",
      "create [-b|--bundle DIR] [-f|--config FILE] [--pid-file FILE] [--console-socket PATH]\n"
      "       [--preserve-fds N] [--no-pivot] [--no-new-keyring] [--no-subreaper] ID"},
-    {"run", verb_run,
+    {"run", verb_run, "create and start a container, wait for it, delete it",
      "run [-b|--bundle DIR] [-f|--config FILE] [--pid-file FILE] [--console-socket PATH]\n"
      "    [--preserve-fds N] [--no-pivot] [--no-new-keyring] [--no-subreaper]\n"
      "    [-d|--detach] [--keep] ID"},
-    {"start", verb_start, "start ID"},
-    {"kill", verb_kill, "kill [-a|--all] ID [SIGNAL]"},
-    {"delete", verb_delete, "delete [-f|--force] ID"},
-    {"state", verb_state, "state ID"},
-    {"list", verb_list, "list [-q|--quiet] [--format table|json]"},
-    {"ps", verb_ps, "ps [--format table|json] ID"},
-    {"pause", verb_pause, "pause ID"},
-    {"resume", verb_resume, "resume ID"},
-    {"update", verb_update,
+    {"start", verb_start, "start a created container's process", "start ID"},
+    {"kill", verb_kill, "send a signal to a container's process (or all with -a)",
+     "kill [-a|--all] ID [SIGNAL]"},
+    {"delete", verb_delete, "remove a created or stopped container (-f: any)",
+     "delete [-f|--force] ID"},
+    {"state", verb_state, "print a container's OCI state as JSON", "state ID"},
+    {"list", verb_list, "list the containers under --root",
+     "list [-q|--quiet] [--format table|json]"},
+    {"ps", verb_ps, "print the host pids of a container's processes",
+     "ps [--format table|json] ID"},
+    {"pause", verb_pause, "freeze every process of a running container", "pause ID"},
+    {"resume", verb_resume, "thaw a paused container", "resume ID"},
+    {"update", verb_update, "change a container's cgroup limits",
      "update [-r|--resources FILE|-] [--memory BYTES] [--memory-swap BYTES]\n"
      "       [--memory-reservation BYTES] [--pids-limit N] [--cpu-quota USEC]\n"
      "       [--cpu-period USEC] [--cpu-share N] [--blkio-weight N] [--cpuset-cpus LIST]\n"
      "       [--cpuset-mems LIST] ID"},
-    {"exec", verb_exec,
+    {"exec", verb_exec, "run a new process in a created or running container",
      "exec [-p|--process FILE] [-t|--tty] [-d|--detach] [--console-socket PATH]\n"
      "     [--pid-file FILE] [--cwd DIR] [-e|--env K=V]... [-u|--user UID[:GID]]\n"
      "     [-c|--cap CAP]... [--no-new-privs] [--preserve-fds N] ID [CMD [ARG...]]"},
-    {"features", verb_features, "features"},
-    {"spec", verb_spec, "spec [--rootless] [-b|--bundle DIR]"},
-    {"sandbox", verb_sandbox,
+    {"features", verb_features, "print the OCI features document as JSON", "features"},
+    {"spec", verb_spec, "write a starting config.json into a bundle",
+     "spec [--rootless] [-b|--bundle DIR]"},
+    {"sandbox", verb_sandbox, "a project's closed sandbox (sub-verbs below)",
      "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json]\n"
      "                -- CMD [ARG...]\n"
      "       sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR]\n"
@@ -53,8 +59,23 @@ static const struct verb verbs[] = {
      "       sandbox list [--json]\n"
      "       sandbox gc [--idle DURATION] [--json]\n"
      "       sandbox log [-p DIR] [--json]"},
-    {"doctor", verb_doctor, "doctor [--deep] [--json]"},
+    {"doctor", verb_doctor, "check this host for sandboxes (--deep: from inside one)",
+     "doctor [--deep] [--json]"},
 };
+
+static void print_help(void)
+{
+        printf("usage: umwelt-run [GLOBAL OPTIONS] VERB [OPTIONS] [ID] [ARGS]\n\nverbs:\n");
+        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+                printf("  %-16s %s\n", verbs[i].name, verbs[i].summary);
+                if (verbs[i].run == verb_sandbox)
+                        verb_sandbox_print_verbs();
+        }
+        printf("\n");
+        opts_print_global_help();
+        printf("\n'umwelt-run VERB --help' prints a verb's options. See umwelt-run(1) and "
+               "umwelt.toml(5).\n");
+}
 
 static const struct verb *find_verb(const char *name)
 {
@@ -90,6 +111,11 @@ int main(int argc, char **argv)
                 init_pause_main(argv);
         if (opts_parse_global(argc, argv, &g, &verb_index, &err) < 0)
                 return fail(err);
+        if (g.help) {
+                print_help();
+                free(g.root_alloc);
+                return 0;
+        }
         if (umw_log_open(g.log_path, g.log_json, g.debug, &err) < 0)
                 return fail(err);
         const struct verb *v = find_verb(argv[verb_index]);

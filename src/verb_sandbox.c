@@ -28,25 +28,38 @@ enum {
 struct sub_verb {
         const char *name;
         unsigned accepts;
+        const char *summary; /* one line of umwelt-run --help */
         const char *usage;
 };
 
 static const struct sub_verb sub_verbs[] = {
     {"run", ACCEPT_PROJECT | ACCEPT_POLICY | NEEDS_COMMAND,
+     "run a command in a one-shot sandbox of the project",
      "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json] -- "
      "CMD [ARG...]"},
     {"up", ACCEPT_PROJECT | ACCEPT_POLICY | ACCEPT_PUBLISH,
+     "start the project's long-lived sandbox",
      "sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] "
      "[--publish PORT]... [--json]"},
     {"exec", ACCEPT_PROJECT | ACCEPT_TTY | NEEDS_COMMAND,
+     "run a command in the project's running sandbox",
      "sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]"},
-    {"down", ACCEPT_PROJECT, "sandbox down [-p DIR] [--json]"},
-    {"status", ACCEPT_PROJECT, "sandbox status [-p DIR] [--json]"},
-    {"reload", ACCEPT_PROJECT, "sandbox reload [-p DIR] [--json]"},
-    {"list", 0, "sandbox list [--json]"},
-    {"gc", ACCEPT_IDLE, "sandbox gc [--idle DURATION] [--json]"},
-    {"log", ACCEPT_PROJECT, "sandbox log [-p DIR] [--json]"},
+    {"down", ACCEPT_PROJECT, "end the project's sandbox", "sandbox down [-p DIR] [--json]"},
+    {"status", ACCEPT_PROJECT, "print the project's sandbox: status, preset, grants, egress",
+     "sandbox status [-p DIR] [--json]"},
+    {"reload", ACCEPT_PROJECT, "give the running sandbox's gateway the egress rules anew",
+     "sandbox reload [-p DIR] [--json]"},
+    {"list", 0, "list this user's sandboxes, running or dead", "sandbox list [--json]"},
+    {"gc", ACCEPT_IDLE, "remove what dead (or, with --idle, idle) sandboxes left",
+     "sandbox gc [--idle DURATION] [--json]"},
+    {"log", ACCEPT_PROJECT, "print the project's audit log", "sandbox log [-p DIR] [--json]"},
 };
+
+void verb_sandbox_print_verbs(void)
+{
+        for (size_t i = 0; i < sizeof(sub_verbs) / sizeof(sub_verbs[0]); i++)
+                printf("    sandbox %-8s %s\n", sub_verbs[i].name, sub_verbs[i].summary);
+}
 
 struct parsed {
         struct sandbox_opts o;
@@ -237,6 +250,10 @@ VERB(sandbox)
                                         "expected run, up, exec, down, status, reload, list, gc "
                                         "or log "
                                         "(see umwelt-run sandbox --help)");
+        if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+                printf("usage: umwelt-run [GLOBAL OPTIONS] %s\nSee umwelt-run(1).\n", v->usage);
+                return 0;
+        }
         struct parsed p = {.idle_secs = -1};
         int r = parse(v, argc - 1, argv + 1, &p, err);
         if (r == 0)

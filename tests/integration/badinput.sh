@@ -101,6 +101,32 @@ fresh_bundle
 cfg_set "$b" 'del c["root"]'
 expect_bad "no root object" 3 config.json root
 
+# Checks made after parsing, by the parts that build the container: each
+# names the config by the path it was read from, as spec_load's do.
+fresh_bundle
+cfg_set "$b" 'drop_ns("mount")'
+expect_bad "no mount namespace" 3 "$b/config.json: .linux.namespaces"
+
+fresh_bundle
+cfg_set "$b" 'c["linux"]["cgroupsPath"] = "../escape"'
+expect_bad "cgroupsPath climbing out" 3 "$b/config.json: .linux.cgroupsPath"
+
+fresh_bundle
+cfg_set "$b" 'c["linux"]["rootfsPropagation"] = "ro"'
+expect_bad "rootfsPropagation not a propagation" 3 "$b/config.json: .linux.rootfsPropagation"
+
+fresh_bundle
+cfg_set "$b" 'c["annotations"] = {"run.umwelt.init": "bogus"}'
+expect_bad "run.umwelt.init not pause" 3 "$b/config.json: .annotations[\"run.umwelt.init\"]"
+
+fresh_bundle
+cfg_set "$b" 'c["hostname"] = "h"; drop_ns("uts")'
+expect_bad "hostname without a uts namespace" 3 "$b/config.json: .hostname"
+
+fresh_bundle
+cfg_set "$b" 'c["mounts"].append({"destination": "/x", "source": "none"})'
+expect_bad "mount without a type or bind" 3 "$b/config.json: .mounts[/x]"
+
 fresh_bundle
 cfg_set "$b" "add_mount('/x', 'bind', '$T_TMP/no-such-source', ['bind'])"
 new_id

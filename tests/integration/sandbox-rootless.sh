@@ -71,6 +71,10 @@ usbx -- /bin/true
 t_eq "rootless without a delegated cgroup: refused (exit 3)" 3 "$T_RC" "$T_ERR"
 t_match "... naming the cgroup to delegate" "not delegated to uid $U .*umwelt-run-$U" "$T_ERR"
 t_eq "... in one line" 1 "$(wc -l <<<"$T_ERR")" "$T_ERR"
+# The config reached the runtime as a memfd: named for the project, never
+# as the /proc/self/fd/N that no longer exists when the line is read.
+t_match "... naming the project's composed config" "^umwelt-run: the sandbox config composed for $proj: \.linux\.resources: " "$T_ERR"
+t_nomatch "... not a descriptor" "/proc/self/fd/" "$T_ERR"
 nothing_left "refused start"
 
 floor 'limits_best_effort = true'

@@ -1,4 +1,5 @@
 #include "runtime/spec.h"
+#include "runtime/namespaces.h"
 #include "common/error.h"
 
 #include <criterion/criterion.h>
@@ -576,4 +577,27 @@ Test(spec, namespace_names_and_flags)
         }
         cr_assert_null(spec_ns_name(SPEC_NS_COUNT));
         cr_assert_eq(spec_ns_clone_flag(SPEC_NS_COUNT), 0);
+}
+
+/* The document's name outlives spec_load: the checks made later, as the
+ * container is built, name the file the user gave, not a bare config.json. */
+Test(spec, later_checks_name_the_document)
+{
+        static const char *const names[] = {"/srv/bundle/config.json",
+                                            "the sandbox config composed for /home/me/proj"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                struct spec *spec = NULL;
+                _cleanup_error_ struct umw_error *err = NULL;
+                cr_assert_eq(spec_load("{" BASE "}", names[i], &spec, &err), 0, "%s",
+                             err ? err->msg : "?");
+                cr_assert_str_eq(spec->file, names[i]);
+                char want[256];
+                snprintf(want, sizeof(want), "%s: .linux.namespaces: expected a mount namespace",
+                         names[i]);
+                cr_assert_lt(ns_check(spec, &err), 0);
+                cr_assert_eq(err->kind, UMW_EXIT_CONFIG);
+                cr_assert_eq(strncmp(err->msg, want, strlen(want)), 0, "got:  %s\nwant: %s",
+                             err->msg, want);
+                spec_free(spec);
+        }
 }
