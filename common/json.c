@@ -498,6 +498,31 @@ void umw_jgen_str(yajl_gen g, const char *s)
         yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
+void umw_jgen_value(yajl_gen g, yajl_val v)
+{
+        if (YAJL_IS_OBJECT(v)) {
+                yajl_gen_map_open(g);
+                for (size_t i = 0; i < v->u.object.len; i++) {
+                        umw_jgen_key(g, v->u.object.keys[i]);
+                        umw_jgen_value(g, v->u.object.values[i]);
+                }
+                yajl_gen_map_close(g);
+        } else if (YAJL_IS_ARRAY(v)) {
+                yajl_gen_array_open(g);
+                for (size_t i = 0; i < v->u.array.len; i++)
+                        umw_jgen_value(g, v->u.array.values[i]);
+                yajl_gen_array_close(g);
+        } else if (YAJL_IS_STRING(v)) {
+                umw_jgen_str(g, v->u.string);
+        } else if (YAJL_IS_NUMBER(v)) {
+                yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+        } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+                yajl_gen_bool(g, YAJL_IS_TRUE(v));
+        } else {
+                yajl_gen_null(g);
+        }
+}
+
 void umw_jgen_key(yajl_gen g, const char *key)
 {
         umw_jgen_str(g, key);

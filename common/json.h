@@ -79,6 +79,8 @@ void umw_jgen_str(yajl_gen g, const char *s);
 void umw_jgen_key_str(yajl_gen g, const char *key, const char *value);
 void umw_jgen_key_int(yajl_gen g, const char *key, long long value);
 void umw_jgen_key_bool(yajl_gen g, const char *key, bool value);
+/* A parsed tree (yajl_tree) written back as it is. */
+void umw_jgen_value(yajl_gen g, yajl_val v);
 void umw_jgen_key(yajl_gen g, const char *key);
 /* Copies the generated text into a malloc'd string and frees g. */
 char *umw_jgen_finish(yajl_gen g, size_t *len);

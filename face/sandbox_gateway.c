@@ -71,7 +71,7 @@ static int gateway_find(char **out, struct umw_error **err)
 
 int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err)
 {
-        return gateway_find(&s->gateway_bin, err);
+        return gateway_find(&s->net.gateway_bin, err);
 }
 
 static int record(const struct sandbox *s, pid_t pid, struct umw_error **err)
@@ -336,14 +336,15 @@ static int spawn(const struct sandbox *s, const char *log, const struct inherite
         char *argv[32];
         size_t i = 0;
         snprintf(policy, sizeof(policy), "%s/%s", s->bundle, EGRESS_POLICY_FILE);
-        argv[i++] = s->gateway_bin;
+        argv[i++] = s->net.gateway_bin;
         for (size_t k = 0; k < in->n_listen; k++)
                 fd_arg(argv, &i, "--listen-fd", in->listen[k], texts[k]);
         fd_arg(argv, &i, "--owner-pidfd", in->owner, texts[in->n_listen]);
         fd_arg(argv, &i, "--ready-fd", in->ready, texts[in->n_listen + 1]);
         /* The trust files are the gateway's to write: it links OpenSSL. */
-        char *const rest[] = {"--policy",  policy,          "--log",       (char *)log,
-                              "--sandbox", s->container_id, "--trust-dir", s->trust_dir};
+        char *const rest[] = {"--policy",    policy,          "--log",
+                              (char *)log,   "--sandbox",     s->project.container_id,
+                              "--trust-dir", s->net.trust_dir};
         for (size_t k = 0; k < ARRAY_SIZE(rest) && rest[k]; k++)
                 argv[i++] = rest[k];
         argv[i] = NULL;
@@ -434,7 +435,7 @@ static void report(struct sandbox *s, const char *said, const siginfo_t *si)
         umw_warn("egress: %s; %s", text,
                  served ? "from then on the sandbox had no way out"
                         : "the sandbox ran with no way out");
-        const char *kv[] = {"id", s->container_id, "error", text, NULL};
+        const char *kv[] = {"id", s->project.container_id, "error", text, NULL};
         sandbox_audit(s, "egress-closed", kv);
 }
 

@@ -52,29 +52,29 @@ struct identity {
  * systemd-nspawn's container ranges 0x80000..0x6FFFFFFF). */
 #define SANDBOX_ROOT_ID 1879048192u
 
-struct sandbox {
+/* The project: whose sandbox, where, its names, its audit log. */
+struct sandbox_project {
         struct identity who;
-        char *workspace, *id, *container_id, *bundle, *audit_file;
+        char *workspace, *id, *container_id, *audit_file;
         int audit_fd;
+};
+
+/* The policy as this sandbox sees it: the layers read, the grants resolved,
+ * the preset chosen. */
+struct sandbox_view {
         struct policy_config policy;
-        bool policy_loaded;
+        bool loaded;
         struct grant_list grants;
         struct grant_request *requests;
         char **request_paths;
         struct preset preset;
-        char *config;
-        /* The binds' sources compose opened, open until the container is
-         * created (config's sources name them as /proc/self/fd/N). */
-        struct compose_fds fds;
-        /* up: the bundle lives as long as the sandbox; a plain run: the
-         * bundle is the runtime's state directory */
-        bool keep_bundle;
-        /* Network (sandbox_net.c): egress enabled, the gateway binary, the
-         * variables the sandbox gets, the trust directory bound inside, the
-         * CA's directory hidden inside; the ports up publishes. */
+};
+
+/* Its network (sandbox_net.c): egress enabled, the gateway binary, the
+ * variables the sandbox gets, the trust directory bound inside, the CA's
+ * directory hidden inside; the ports up publishes. */
+struct sandbox_net {
         bool egress;
-        bool terminal;  /* run: the command gets a pty */
-        bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_net.c) */
         char *gateway_bin;
         char **env_set;
         char *trust_dir, *ca_dir;
@@ -82,11 +82,36 @@ struct sandbox {
         size_t n_ports;
 };
 
+struct sandbox {
+        struct sandbox_project project;
+        struct sandbox_view view;
+        struct sandbox_net net;
+        /* The bundle, and the config composed into it. up: the bundle lives
+         * as long as the sandbox; a plain run: the bundle is the runtime's
+         * state directory. */
+        char *bundle, *config;
+        bool keep_bundle;
+        /* The binds' sources compose opened, open until the container is
+         * created (config's sources name them as /proc/self/fd/N). */
+        struct compose_fds fds;
+        bool terminal;  /* run: the command gets a pty */
+        bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_run.c) */
+};
+
 #define SANDBOX_INIT                                                                               \
         {                                                                                          \
-                .audit_fd = -1                                                                     \
+                .project.audit_fd = -1                                                             \
         }
 
+/* ------------------------------------------------------------ the project
+ * (project.c) */
+
+/* Who: the invoking user (face/user.h), their home, and for root the ids
+ * its sandboxes run as. */
+int sandbox_identity_get(struct identity *id, struct umw_error **err);
+/* Where the bundle of container id lives while it runs, made 0700: root's
+ * in /run, a user's in their runtime directory (*out malloc'd). */
+int sandbox_bundle_dir(const char *id, char **out, struct umw_error **err);
 /* The project at project (NULL: "."), which must be a directory: its
  * workspace, project id and the long-lived container id
  * "umwelt-<project id>". */
@@ -113,7 +138,8 @@ void sandbox_release(struct sandbox *s);
 int sandbox_policy_read(struct sandbox *s, struct umw_error **err);
 
 /* ------------------------------------------------------------ network
- * (src/sandbox_net.c, src/sandbox_gateway.c) */
+ * (sandbox_net.c before the start, sandbox_gateway.c the gateway's process,
+ * sandbox_run.c and sandbox_reload.c on a running sandbox) */
 
 /* Before compose: the ports up publishes ([ingress] ports and --publish,
  * long_lived only), and with egress enabled its prerequisites (the gateway
@@ -136,6 +162,10 @@ int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
 int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err);
 /* The project's egress log, next to its audit log (malloc'd). */
 char *sandbox_egress_log(const struct sandbox *s);
+/* An audit line of the egress rules in force (event "egress" at the start,
+ * "egress-rules" at a reload), with the gateway's state and any error. */
+void sandbox_audit_rules(struct sandbox *s, const char *event, const char *gateway,
+                         const char *error);
 
 /* s->gateway_bin: next to umwelt-run, else in the install's bindir. */
 int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err);
@@ -183,8 +213,6 @@ void sandbox_print_exit(const char *id, int status);
 /* Removes a bundle directory umwelt made for container id (the files it
  * puts there, then the directory); anything else at path is left alone. */
 void sandbox_remove_bundle(const char *path, const char *id);
-/* Writes v (any JSON value) into g. */
-void sandbox_jgen_value(yajl_gen g, yajl_val v);
 
 /* "no sandbox is running for WORKSPACE", with how to start one: a state error. */
 int sandbox_not_running(const struct sandbox *s, struct umw_error **err);

@@ -132,7 +132,7 @@ static void gen_grants(yajl_gen g, const struct life *l)
 {
         umw_jgen_key(g, "grants");
         if (YAJL_IS_ARRAY(l->grants)) {
-                sandbox_jgen_value(g, l->grants);
+                umw_jgen_value(g, l->grants);
         } else {
                 yajl_gen_array_open(g);
                 yajl_gen_array_close(g);
@@ -252,9 +252,9 @@ static int report_sandbox(const struct runtime_opts *rt, const struct sandbox *s
                           struct umw_error **err)
 {
         struct life l;
-        int r = life_lookup(rt, s->container_id, &l, err);
+        int r = life_lookup(rt, s->project.container_id, &l, err);
         if (r == 0)
-                r = report(&l, s->workspace, json, err);
+                r = report(&l, s->project.workspace, json, err);
         life_release(&l);
         return r;
 }
@@ -304,7 +304,7 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
                             struct umw_error **err)
 {
         struct runtime_opts sandbox_rt = sandbox_runtime(s, rt);
-        struct create_opts co = {.id = s->container_id, .bundle = s->bundle};
+        struct create_opts co = {.id = s->project.container_id, .bundle = s->bundle};
         /* After create: a create that re-execs the runtime (runtime/selfexe.h)
          * starts this process over, which would log the start twice. */
         int r = container_create(&sandbox_rt, &co, err);
@@ -314,10 +314,10 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
                 s->keep_bundle = true; /* another up made it in between: its bundle */
         if (r == 0 && (r = sandbox_start_gated(s, &sandbox_rt, false, err)) < 0) {
                 _cleanup_error_ struct umw_error *ignored = NULL;
-                container_delete(&sandbox_rt, s->container_id, true, &ignored);
+                container_delete(&sandbox_rt, s->project.container_id, true, &ignored);
         }
         if (r < 0) {
-                const char *kv[] = {"id", s->container_id, "error", (*err)->msg, NULL};
+                const char *kv[] = {"id", s->project.container_id, "error", (*err)->msg, NULL};
                 sandbox_audit(s, "failed", kv);
         }
         return r;
@@ -327,12 +327,12 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
 static int clear_the_way(const struct runtime_opts *rt, struct sandbox *s, struct umw_error **err)
 {
         struct life l;
-        int r = life_lookup(rt, s->container_id, &l, err);
+        int r = life_lookup(rt, s->project.container_id, &l, err);
         if (r == 0 && life_live(&l))
                 r = umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
                              "sandbox %s for %s is %s already (pid %lld): run commands with "
                              "umwelt-run sandbox exec -p %s -- CMD, or end it with sandbox down",
-                             l.id, s->workspace, l.status, l.pid, s->workspace);
+                             l.id, s->project.workspace, l.status, l.pid, s->project.workspace);
         else if (r == 0 && l.found && (r = remove_dead(rt, &l, err)) == 0)
                 audit_stop(s, l.id, "dead");
         life_release(&l);
@@ -391,7 +391,7 @@ static int exec_found(void *ctx, const struct container_state *st, enum containe
                 return sandbox_not_running(a->s, err);
         char command[4096];
         join_args(a->o->args, command, sizeof(command));
-        const char *kv[] = {"id", a->s->container_id, "command", command, NULL};
+        const char *kv[] = {"id", a->s->project.container_id, "command", command, NULL};
         sandbox_audit(a->s, "exec", kv);
         if (st->bundle && !(a->bundle = strdup(st->bundle)))
                 return umw_fail_sys(err, ENOMEM, "exec");
@@ -404,7 +404,7 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
 {
         struct exec_audit a = {.s = s, .o = o};
         struct exec_opts eo = {
-            .id = s->container_id,
+            .id = s->project.container_id,
             .args = o->args,
             .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),
             .tty_set = true,
@@ -421,7 +421,7 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
                 touch_last_exec(a.bundle);
         free(a.bundle);
         if (r == 0 && o->json)
-                sandbox_print_exit(s->container_id, *exit_status);
+                sandbox_print_exit(s->project.container_id, *exit_status);
         return r;
 }
 
@@ -454,7 +454,7 @@ static int down_found(const struct runtime_opts *rt, struct sandbox *s, const st
                 return umw_fail(err, UMW_EXIT_STATE, ESRCH,
                                 "sandbox %s for %s was not running (its init was gone): removed "
                                 "what it left",
-                                l->id, s->workspace);
+                                l->id, s->project.workspace);
         }
         int r = stop(rt, l, err);
         if (r < 0)
@@ -462,8 +462,8 @@ static int down_found(const struct runtime_opts *rt, struct sandbox *s, const st
         audit_stop(s, l->id, "down");
         struct life gone = {.id = l->id, .status = "absent"};
         if (json)
-                return report(&gone, s->workspace, true, err);
-        printf("sandbox %s for %s is down\n", l->id, s->workspace);
+                return report(&gone, s->project.workspace, true, err);
+        printf("sandbox %s for %s is down\n", l->id, s->project.workspace);
         return 0;
 }
 
@@ -476,7 +476,7 @@ int sandbox_down(const struct runtime_opts *rt, const struct sandbox_opts *o,
         if (r == 0)
                 r = sandbox_open_audit(&s, err);
         if (r == 0)
-                r = life_lookup(rt, s.container_id, &l, err);
+                r = life_lookup(rt, s.project.container_id, &l, err);
         if (r == 0)
                 r = down_found(rt, &s, &l, o->json, err);
         life_release(&l);

@@ -113,32 +113,6 @@ static void gen_strv(yajl_gen g, const char *key, const char *const *v)
         yajl_gen_array_close(g);
 }
 
-/* A parsed tree written back, for the parts other modules render as text. */
-static void gen_value(yajl_gen g, yajl_val v)
-{
-        if (YAJL_IS_OBJECT(v)) {
-                yajl_gen_map_open(g);
-                for (size_t i = 0; i < v->u.object.len; i++) {
-                        umw_jgen_key(g, v->u.object.keys[i]);
-                        gen_value(g, v->u.object.values[i]);
-                }
-                yajl_gen_map_close(g);
-        } else if (YAJL_IS_ARRAY(v)) {
-                yajl_gen_array_open(g);
-                for (size_t i = 0; i < v->u.array.len; i++)
-                        gen_value(g, v->u.array.values[i]);
-                yajl_gen_array_close(g);
-        } else if (YAJL_IS_STRING(v)) {
-                umw_jgen_str(g, v->u.string);
-        } else if (YAJL_IS_NUMBER(v)) {
-                yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-        } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
-                yajl_gen_bool(g, YAJL_IS_TRUE(v));
-        } else {
-                yajl_gen_null(g);
-        }
-}
-
 static int gen_embedded(yajl_gen g, const char *key, char *text, const char *what,
                         struct umw_error **err)
 {
@@ -151,7 +125,7 @@ static int gen_embedded(yajl_gen g, const char *key, char *text, const char *wha
         if (r < 0)
                 return r;
         umw_jgen_key(g, key);
-        gen_value(g, tree);
+        umw_jgen_value(g, tree);
         yajl_tree_free(tree);
         return 0;
 }

@@ -488,3 +488,18 @@ int egress_rule_suggest(const struct egress_request *req, char *buf, size_t size
         int n = snprintf(buf, size, "%s%s%s", host, port, req->path ? req->path : "");
         return n < 0 || (size_t)n >= size ? -ERANGE : n;
 }
+
+bool egress_rules_need_termination(const char *const *allow, const char *const *deny)
+{
+        struct egress_rules rules;
+        _cleanup_error_ struct umw_error *ignored = NULL;
+        if (egress_rules_parse(allow, deny, &rules, &ignored) < 0)
+                return true;
+        bool need = false;
+        for (size_t i = 0; i < rules.n_allow; i++)
+                need |= rules.allow[i].path || rules.allow[i].methods;
+        for (size_t i = 0; i < rules.n_deny; i++)
+                need |= rules.deny[i].path || rules.deny[i].methods;
+        egress_rules_free(&rules);
+        return need;
+}

@@ -132,4 +132,9 @@ const char *egress_decision_name(enum egress_decision d);
  * not fit. */
 int egress_rule_suggest(const struct egress_request *req, char *buf, size_t size);
 
+/* Whether a rule can only be decided on the request itself (a path or
+ * methods): over HTTPS the gateway then terminates TLS with the umwelt CA.
+ * Rules that do not parse count as needing it (the stricter answer). */
+bool egress_rules_need_termination(const char *const *allow, const char *const *deny);
+
 #endif
