@@ -126,23 +126,36 @@ static int merge_check(struct doctor_report *rep, const char *prefix, yajl_val v
                         l_needed = umw_jloc_key(loc, "needed"),
                         l_detail = umw_jloc_key(loc, "detail"), l_fix = umw_jloc_key(loc, "fix");
         yajl_val fix_v = umw_json_member(v, "fix");
-        int r = umw_json_object(v, loc, err);
-        if (r == 0)
-                r = umw_json_string(umw_json_member(v, "name"), &l_name, &name, err);
-        if (r == 0)
-                r = umw_json_bool(umw_json_member(v, "ok"), &l_ok, &ok, err);
-        if (r == 0)
-                r = umw_json_bool(umw_json_member(v, "needed"), &l_needed, &needed, err);
-        if (r == 0)
-                r = umw_json_string(umw_json_member(v, "detail"), &l_detail, &detail, err);
-        if (r == 0 && fix_v)
-                r = umw_json_string(fix_v, &l_fix, &fix, err);
-        if (r < 0)
+        int r;
+        if ((r = umw_json_object(v, loc, err)) < 0 ||
+            (r = umw_json_string(umw_json_member(v, "name"), &l_name, &name, err)) < 0 ||
+            (r = umw_json_bool(umw_json_member(v, "ok"), &l_ok, &ok, err)) < 0 ||
+            (r = umw_json_bool(umw_json_member(v, "needed"), &l_needed, &needed, err)) < 0 ||
+            (r = umw_json_string(umw_json_member(v, "detail"), &l_detail, &detail, err)) < 0 ||
+            (fix_v && (r = umw_json_string(fix_v, &l_fix, &fix, err)) < 0))
                 return r;
         _cleanup_free_ char *full = NULL;
         if (asprintf(&full, "%s%s", prefix, name) < 0)
                 return umw_fail_sys(err, ENOMEM, "doctor");
         doctor_add(rep, full, ok, needed, fix, "%s", detail);
+        return 0;
+}
+
+static int merge_checks(struct doctor_report *rep, const char *prefix, yajl_val doc,
+                        const char *file, struct umw_error **err)
+{
+        struct umw_jloc root;
+        umw_jloc_init(&root, file);
+        struct umw_jloc l_checks = umw_jloc_key(&root, "checks");
+        yajl_val checks = umw_json_member(doc, "checks");
+        int r = umw_json_array(checks, &l_checks, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < checks->u.array.len; i++) {
+                struct umw_jloc l = umw_jloc_index(&l_checks, i);
+                if ((r = merge_check(rep, prefix, checks->u.array.values[i], &l, err)) < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -153,15 +166,7 @@ int doctor_report_merge(struct doctor_report *r, const char *prefix, const char 
         int ret = umw_json_parse(text, file, &doc, err);
         if (ret < 0)
                 return ret;
-        struct umw_jloc root;
-        umw_jloc_init(&root, file);
-        struct umw_jloc l_checks = umw_jloc_key(&root, "checks");
-        yajl_val checks = umw_json_member(doc, "checks");
-        ret = umw_json_array(checks, &l_checks, err);
-        for (size_t i = 0; ret == 0 && i < checks->u.array.len; i++) {
-                struct umw_jloc l = umw_jloc_index(&l_checks, i);
-                ret = merge_check(r, prefix, checks->u.array.values[i], &l, err);
-        }
+        ret = merge_checks(r, prefix, doc, file, err);
         yajl_tree_free(doc);
         return ret;
 }

@@ -304,9 +304,11 @@ int sandbox_log(const char *project, bool json, struct umw_error **err)
         r = audit_read(path, gen_event, g, err);
         yajl_gen_array_close(g);
         _cleanup_free_ char *text = umw_jgen_finish(g, NULL);
-        if (r == 0 && text)
+        if (r < 0)
+                return r;
+        if (text)
                 printf("%s\n", text);
-        return r;
+        return 0;
 }
 
 int sandbox_not_running(const struct sandbox *s, struct umw_error **err)

@@ -78,11 +78,12 @@ int sandbox_policy_read(struct sandbox *s, struct umw_error **err)
         char project_file[4096];
         snprintf(project_file, sizeof(project_file), "%s/.umwelt.toml", s->project.workspace);
         struct policy_paths paths = {.project = project_file};
-        int r = s->project.who.home ? 0 : sandbox_identity_get(&s->project.who, err);
-        if (r == 0)
-                r = policy_load(&paths, s->project.who.home, &s->view.policy, err);
-        s->view.loaded = r == 0;
-        return r;
+        int r;
+        if ((!s->project.who.home && (r = sandbox_identity_get(&s->project.who, err)) < 0) ||
+            (r = policy_load(&paths, s->project.who.home, &s->view.policy, err)) < 0)
+                return r;
+        s->view.loaded = true;
+        return 0;
 }
 
 static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
@@ -233,23 +234,19 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
 int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
                     struct umw_error **err)
 {
-        int r = sandbox_identity_get(&s->project.who, err);
-        if (r == 0)
-                r = sandbox_open_audit(s, err);
-        if (r == 0)
-                r = load_policy(s, o, err);
-        if (r == 0)
-                r = sandbox_net_prepare(s, o, long_lived, err);
+        int r;
+        if ((r = sandbox_identity_get(&s->project.who, err)) < 0 ||
+            (r = sandbox_open_audit(s, err)) < 0 || (r = load_policy(s, o, err)) < 0 ||
+            (r = sandbox_net_prepare(s, o, long_lived, err)) < 0)
+                return r;
         s->pause_run = !long_lived && s->net.egress && s->project.who.rootless;
-        if (r == 0)
-                r = compose(s, o, long_lived || s->pause_run, err);
         /* A plain one-shot run needs no bundle directory (run_plain). */
-        if (r == 0 && (long_lived || s->net.egress))
-                r = write_bundle(s, err);
-        if (r == 0 && s->net.egress)
-                r = sandbox_egress_policy_write(s, true, err);
-        if (r == 0 && geteuid() == 0 && s->project.who.uid == 0)
+        if ((r = compose(s, o, long_lived || s->pause_run, err)) < 0 ||
+            ((long_lived || s->net.egress) && (r = write_bundle(s, err)) < 0) ||
+            (s->net.egress && (r = sandbox_egress_policy_write(s, true, err)) < 0))
+                return r;
+        if (geteuid() == 0 && s->project.who.uid == 0)
                 umw_log(UMW_LOG_WARNING,
                         "running as root: the sandbox holds no capability in any set");
-        return r;
+        return 0;
 }

@@ -133,6 +133,8 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
 struct runtime_opts sandbox_runtime(const struct sandbox *s, const struct runtime_opts *rt);
 /* Frees s; its bundle is removed unless keep_bundle. */
 void sandbox_release(struct sandbox *s);
+/* A struct sandbox released when it goes out of scope. */
+#define _cleanup_sandbox_ __attribute__((cleanup(sandbox_release)))
 
 /* The identity and the policy layers alone (reload: no grant, no preset). */
 int sandbox_policy_read(struct sandbox *s, struct umw_error **err);

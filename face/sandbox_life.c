@@ -44,6 +44,9 @@ static void life_release(struct life *l)
         *l = (struct life){0};
 }
 
+/* A struct life released when it goes out of scope. */
+#define _cleanup_life_ __attribute__((cleanup(life_release)))
+
 /* Reads one container's state document (st, owned elsewhere). */
 static void life_from_state(yajl_val st, struct life *l)
 {
@@ -80,9 +83,7 @@ static int life_lookup(const struct runtime_opts *rt, const char *id, struct lif
                 umw_error_freep(err);
                 return 0;
         }
-        if (r == 0)
-                r = umw_json_parse(json, "state", &l->tree, err);
-        if (r < 0)
+        if (r < 0 || (r = umw_json_parse(json, "state", &l->tree, err)) < 0)
                 return r;
         life_from_state(l->tree, l);
         if (!l->status)
@@ -251,12 +252,9 @@ static int report(const struct life *l, const char *workspace, bool json, struct
 static int report_sandbox(const struct runtime_opts *rt, const struct sandbox *s, bool json,
                           struct umw_error **err)
 {
-        struct life l;
+        _cleanup_life_ struct life l = {0};
         int r = life_lookup(rt, s->project.container_id, &l, err);
-        if (r == 0)
-                r = report(&l, s->project.workspace, json, err);
-        life_release(&l);
-        return r;
+        return r < 0 ? r : report(&l, s->project.workspace, json, err);
 }
 
 /* ------------------------------------------------------------ ending */
@@ -276,9 +274,11 @@ static int remove_dead(const struct runtime_opts *rt, const struct life *l, stru
         /* Its gateway outlives the init: its listeners hold the namespace. */
         sandbox_gateway_stop(l->bundle);
         int r = container_delete(rt, l->id, true, err);
-        if (r == 0 && l->bundle)
+        if (r < 0)
+                return r;
+        if (l->bundle)
                 sandbox_remove_bundle(l->bundle, l->id);
-        return r;
+        return 0;
 }
 
 /* SIGTERM ends the pause init, and with it every process of its pid
@@ -308,13 +308,14 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
         /* After create: a create that re-execs the runtime (runtime/selfexe.h)
          * starts this process over, which would log the start twice. */
         int r = container_create(&sandbox_rt, &co, err);
-        if (r == 0)
-                sandbox_audit_start(s, NULL);
         if (r < 0 && (*err)->kind == UMW_EXIT_EXISTS)
                 s->keep_bundle = true; /* another up made it in between: its bundle */
-        if (r == 0 && (r = sandbox_start_gated(s, &sandbox_rt, false, err)) < 0) {
-                _cleanup_error_ struct umw_error *ignored = NULL;
-                container_delete(&sandbox_rt, s->project.container_id, true, &ignored);
+        if (r == 0) {
+                sandbox_audit_start(s, NULL);
+                if ((r = sandbox_start_gated(s, &sandbox_rt, false, err)) < 0) {
+                        _cleanup_error_ struct umw_error *ignored = NULL;
+                        container_delete(&sandbox_rt, s->project.container_id, true, &ignored);
+                }
         }
         if (r < 0) {
                 const char *kv[] = {"id", s->project.container_id, "error", (*err)->msg, NULL};
@@ -326,38 +327,35 @@ static int create_and_start(struct sandbox *s, const struct runtime_opts *rt,
 /* A sandbox already there: a live one is refused, a dead one's leftovers go. */
 static int clear_the_way(const struct runtime_opts *rt, struct sandbox *s, struct umw_error **err)
 {
-        struct life l;
+        _cleanup_life_ struct life l = {0};
         int r = life_lookup(rt, s->project.container_id, &l, err);
-        if (r == 0 && life_live(&l))
-                r = umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
-                             "sandbox %s for %s is %s already (pid %lld): run commands with "
-                             "umwelt-run sandbox exec -p %s -- CMD, or end it with sandbox down",
-                             l.id, s->project.workspace, l.status, l.pid, s->project.workspace);
-        else if (r == 0 && l.found && (r = remove_dead(rt, &l, err)) == 0)
-                audit_stop(s, l.id, "dead");
-        life_release(&l);
-        return r;
+        if (r < 0)
+                return r;
+        if (life_live(&l))
+                return umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
+                                "sandbox %s for %s is %s already (pid %lld): run commands with "
+                                "umwelt-run sandbox exec -p %s -- CMD, or end it with sandbox "
+                                "down",
+                                l.id, s->project.workspace, l.status, l.pid, s->project.workspace);
+        if (!l.found)
+                return 0;
+        if ((r = remove_dead(rt, &l, err)) < 0)
+                return r;
+        audit_stop(s, l.id, "dead");
+        return 0;
 }
 
 int sandbox_up(const struct runtime_opts *rt, const struct sandbox_opts *o, struct umw_error **err)
 {
-        struct sandbox s = SANDBOX_INIT;
-        int r = sandbox_locate(&s, o->project, err);
-        if (r == 0)
-                r = sandbox_open_audit(&s, err);
-        if (r == 0)
-                r = clear_the_way(rt, &s, err);
-        if (r == 0)
-                r = sandbox_compose(&s, o, true, err);
-        if (r == 0)
-                r = create_and_start(&s, rt, err);
-        if (r == 0) {
-                s.keep_bundle = true;
-                touch_last_exec(s.bundle);
-                r = report_sandbox(rt, &s, o->json, err);
-        }
-        sandbox_release(&s);
-        return r;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        int r;
+        if ((r = sandbox_locate(&s, o->project, err)) < 0 ||
+            (r = sandbox_open_audit(&s, err)) < 0 || (r = clear_the_way(rt, &s, err)) < 0 ||
+            (r = sandbox_compose(&s, o, true, err)) < 0 || (r = create_and_start(&s, rt, err)) < 0)
+                return r;
+        s.keep_bundle = true;
+        touch_last_exec(s.bundle);
+        return report_sandbox(rt, &s, o->json, err);
 }
 
 /* ------------------------------------------------------------ exec */
@@ -420,23 +418,22 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
         if (a.bundle)
                 touch_last_exec(a.bundle);
         free(a.bundle);
-        if (r == 0 && o->json)
+        if (r < 0)
+                return r;
+        if (o->json)
                 sandbox_print_exit(s->project.container_id, *exit_status);
-        return r;
+        return 0;
 }
 
 int sandbox_exec(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                  struct umw_error **err)
 {
         *exit_status = 0;
-        struct sandbox s = SANDBOX_INIT;
-        int r = sandbox_locate(&s, o->project, err);
-        if (r == 0)
-                r = sandbox_open_audit(&s, err);
-        if (r == 0)
-                r = exec_in(rt, o, &s, exit_status, err);
-        sandbox_release(&s);
-        return r;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        int r;
+        if ((r = sandbox_locate(&s, o->project, err)) < 0 || (r = sandbox_open_audit(&s, err)) < 0)
+                return r;
+        return exec_in(rt, o, &s, exit_status, err);
 }
 
 /* ------------------------------------------------------------ down, status */
@@ -470,29 +467,22 @@ static int down_found(const struct runtime_opts *rt, struct sandbox *s, const st
 int sandbox_down(const struct runtime_opts *rt, const struct sandbox_opts *o,
                  struct umw_error **err)
 {
-        struct sandbox s = SANDBOX_INIT;
-        struct life l = {0};
-        int r = sandbox_locate(&s, o->project, err);
-        if (r == 0)
-                r = sandbox_open_audit(&s, err);
-        if (r == 0)
-                r = life_lookup(rt, s.project.container_id, &l, err);
-        if (r == 0)
-                r = down_found(rt, &s, &l, o->json, err);
-        life_release(&l);
-        sandbox_release(&s);
-        return r;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        _cleanup_life_ struct life l = {0};
+        int r;
+        if ((r = sandbox_locate(&s, o->project, err)) < 0 ||
+            (r = sandbox_open_audit(&s, err)) < 0 ||
+            (r = life_lookup(rt, s.project.container_id, &l, err)) < 0)
+                return r;
+        return down_found(rt, &s, &l, o->json, err);
 }
 
 int sandbox_status(const struct runtime_opts *rt, const struct sandbox_opts *o,
                    struct umw_error **err)
 {
-        struct sandbox s = SANDBOX_INIT;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
         int r = sandbox_locate(&s, o->project, err);
-        if (r == 0)
-                r = report_sandbox(rt, &s, o->json, err);
-        sandbox_release(&s);
-        return r;
+        return r < 0 ? r : report_sandbox(rt, &s, o->json, err);
 }
 
 /* ------------------------------------------------------------ list, gc */
@@ -501,24 +491,31 @@ int sandbox_status(const struct runtime_opts *rt, const struct sandbox_opts *o,
  * sandbox's project annotation); a negative return stops. */
 typedef int (*life_fn)(const struct life *l, void *ctx, struct umw_error **err);
 
+static int each_in(yajl_val list, life_fn each, void *ctx, struct umw_error **err)
+{
+        for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+                struct life l = {0};
+                life_from_state(list->u.array.values[i], &l);
+                int r = l.workspace && l.id && l.status ? each(&l, ctx, err) : 0;
+                if (l.grants)
+                        yajl_tree_free(l.grants);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int for_each_sandbox(const struct runtime_opts *rt, life_fn each, void *ctx,
                             struct umw_error **err)
 {
         _cleanup_free_ char *json = NULL;
         yajl_val list = NULL;
-        int r = container_list(rt, false, &json, err);
-        if (r == 0)
-                r = umw_json_parse(json, "state list", &list, err);
-        for (size_t i = 0; r == 0 && YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
-                struct life l = {0};
-                life_from_state(list->u.array.values[i], &l);
-                if (l.workspace && l.id && l.status)
-                        r = each(&l, ctx, err);
-                if (l.grants)
-                        yajl_tree_free(l.grants);
-        }
-        if (list)
-                yajl_tree_free(list);
+        int r;
+        if ((r = container_list(rt, false, &json, err)) < 0 ||
+            (r = umw_json_parse(json, "state list", &list, err)) < 0)
+                return r;
+        r = each_in(list, each, ctx, err);
+        yajl_tree_free(list);
         return r;
 }
 
@@ -644,15 +641,19 @@ int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
         if (json) {
                 yajl_gen_array_close(gc.g);
                 yajl_gen_map_close(gc.g);
-                if (r < 0)
+                if (r < 0) {
                         yajl_gen_free(gc.g);
-                else
-                        r = print_json(gc.g, err);
-        } else if (r == 0 && gc.removed == 0 && gc.failed == 0) {
+                        return r;
+                }
+                if ((r = print_json(gc.g, err)) < 0)
+                        return r;
+        } else if (r < 0) {
+                return r;
+        } else if (gc.removed == 0 && gc.failed == 0) {
                 printf("nothing to remove\n");
         }
-        if (r == 0 && gc.failed)
-                r = umw_fail(err, UMW_EXIT_FAILURE, EBUSY,
-                             "gc: %zu sandbox(es) could not be removed (see above)", gc.failed);
-        return r;
+        if (gc.failed)
+                return umw_fail(err, UMW_EXIT_FAILURE, EBUSY,
+                                "gc: %zu sandbox(es) could not be removed (see above)", gc.failed);
+        return 0;
 }

@@ -75,13 +75,16 @@ static int refuse_publish(struct sandbox *s, uint16_t port, struct umw_error **e
 
 static int collect_ports(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
 {
-        int r = 0;
-        for (size_t i = 0; r == 0 && i < s->view.policy.n_ingress_ports; i++)
-                r = add_port(s, s->view.policy.ingress_ports[i], "[ingress] ports", err);
-        for (size_t i = 0; r == 0 && i < o->n_publish; i++)
-                r = s->view.policy.ingress_allowed ? add_port(s, o->publish[i], "--publish", err)
-                                                   : refuse_publish(s, o->publish[i], err);
-        return r;
+        int r;
+        for (size_t i = 0; i < s->view.policy.n_ingress_ports; i++)
+                if ((r = add_port(s, s->view.policy.ingress_ports[i], "[ingress] ports", err)) < 0)
+                        return r;
+        for (size_t i = 0; i < o->n_publish; i++)
+                if ((r = s->view.policy.ingress_allowed
+                             ? add_port(s, o->publish[i], "--publish", err)
+                             : refuse_publish(s, o->publish[i], err)) < 0)
+                        return r;
+        return 0;
 }
 
 /* ------------------------------------------------------------ egress set-up */
@@ -92,21 +95,21 @@ static int collect_ports(struct sandbox *s, const struct sandbox_opts *o, struct
  * stack at its files. */
 static int trust_dir_prepare(struct sandbox *s, struct umw_error **err)
 {
-        char **env = NULL;
         _cleanup_close_ int dfd = -1;
         /* The CA's directory made now, so the sandbox is composed with it
          * hidden before the gateway makes the key in it. */
-        int r = umw_state_dir("ca", &s->net.ca_dir, err);
-        if (r == 0)
-                r = umw_mkdir_p(s->net.ca_dir, 0700, 0700, err);
-        if (r == 0)
-                r = umw_state_dir("trust", &s->net.trust_dir, err);
-        if (r == 0)
-                r = tls_trust_dir_open(s->net.trust_dir, &dfd, err);
-        if (r == 0)
-                r = tls_trust_env(NULL, &env, err);
-        for (char **e = env; r == 0 && e && *e; e++)
-                r = env_add(s, *e, err);
+        int r;
+        if ((r = umw_state_dir("ca", &s->net.ca_dir, err)) < 0 ||
+            (r = umw_mkdir_p(s->net.ca_dir, 0700, 0700, err)) < 0 ||
+            (r = umw_state_dir("trust", &s->net.trust_dir, err)) < 0 ||
+            (r = tls_trust_dir_open(s->net.trust_dir, &dfd, err)) < 0)
+                return r;
+        char **env = NULL;
+        if ((r = tls_trust_env(NULL, &env, err)) < 0)
+                return r;
+        for (char **e = env; e && *e; e++)
+                if ((r = env_add(s, *e, err)) < 0)
+                        break;
         tls_trust_env_free(env);
         return r;
 }
@@ -130,28 +133,30 @@ static int trust_prepare(struct sandbox *s, struct umw_error **err)
 
 static int egress_prepare(struct sandbox *s, struct umw_error **err)
 {
-        int r = sandbox_gateway_locate(s, err);
-        if (r == 0)
-                r = trust_prepare(s, err);
-        for (const char *const *e = proxy_env; r == 0 && *e; e++)
-                r = env_add(s, *e, err);
-        s->net.egress = r == 0;
-        return r;
+        int r;
+        if ((r = sandbox_gateway_locate(s, err)) < 0 || (r = trust_prepare(s, err)) < 0)
+                return r;
+        for (const char *const *e = proxy_env; *e; e++)
+                if ((r = env_add(s, *e, err)) < 0)
+                        return r;
+        s->net.egress = true;
+        return 0;
 }
 
 int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool long_lived,
                         struct umw_error **err)
 {
-        int r = long_lived ? collect_ports(s, o, err) : 0;
-        if (r == 0 && s->view.policy.egress_enabled)
-                r = egress_prepare(s, err);
+        int r;
+        if ((long_lived && (r = collect_ports(s, o, err)) < 0) ||
+            (s->view.policy.egress_enabled && (r = egress_prepare(s, err)) < 0))
+                return r;
         /* Hidden in every sandbox, egress or not: a state directory outside
          * the home would show the key through the read-only root. No home
          * to find it by: then there is no CA either. */
         _cleanup_error_ struct umw_error *no_home = NULL;
-        if (r == 0 && !s->net.ca_dir)
+        if (!s->net.ca_dir)
                 umw_state_dir("ca", &s->net.ca_dir, &no_home);
-        return r;
+        return 0;
 }
 
 /* ------------------------------------------------------------ the rules file */

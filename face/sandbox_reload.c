@@ -76,9 +76,7 @@ static int running(const struct runtime_opts *rt, struct sandbox *s, bool *egres
                 umw_error_freep(err);
                 return sandbox_not_running(s, err);
         }
-        if (r == 0)
-                r = umw_json_parse(json, "state", &st, err);
-        if (r < 0)
+        if (r < 0 || (r = umw_json_parse(json, "state", &st, err)) < 0)
                 return r;
         const char *status = umw_json_member_str(st, "status", NULL),
                    *bundle = umw_json_member_str(st, "bundle", NULL);
@@ -128,26 +126,30 @@ static void print_reloaded(const struct sandbox *s, bool opened, bool json)
                 printf("%s\n", text);
 }
 
-/* The rules written for the gateway, SIGHUP, its confirmation. Policy that
- * does not read closes egress (written with no rule) and is the error. */
+/* The rules (with opened false: none) written for the gateway, SIGHUP, its
+ * confirmation, read from the end the egress log had before the signal. */
+static int send_rules(struct sandbox *s, bool opened, struct umw_error **err)
+{
+        _cleanup_free_ char *log = sandbox_egress_log(s);
+        _cleanup_close_ int fd = log ? open(log, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd < 0 || lseek(fd, 0, SEEK_END) < 0)
+                return umw_fail_errno(err, "egress log %s", log ? log : "");
+        int r = sandbox_egress_policy_write(s, opened, err);
+        if (r < 0)
+                return r;
+        if (!sandbox_gateway_signal(s->bundle, SIGHUP))
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH, "sandbox %s: its gateway is gone",
+                                s->project.container_id);
+        return wait_reloaded(s, TAKE_FD(fd), err);
+}
+
+/* Policy that does not read closes egress (written with no rule) and is the
+ * error. Either way the audit log says what the gateway has now. */
 static int reload_rules(struct sandbox *s, bool json, struct umw_error **err)
 {
         _cleanup_error_ struct umw_error *bad = NULL;
         bool opened = sandbox_policy_read(s, &bad) == 0 && s->view.policy.egress_enabled;
-        _cleanup_free_ char *log = sandbox_egress_log(s);
-        int fd = log ? open(log, O_RDONLY | O_CLOEXEC) : -1;
-        int r = fd >= 0 && lseek(fd, 0, SEEK_END) >= 0
-                    ? 0
-                    : umw_fail_errno(err, "egress log %s", log ? log : "");
-        if (r == 0)
-                r = sandbox_egress_policy_write(s, opened, err);
-        if (r == 0 && !sandbox_gateway_signal(s->bundle, SIGHUP))
-                r = umw_fail(err, UMW_EXIT_STATE, ESRCH, "sandbox %s: its gateway is gone",
-                             s->project.container_id);
-        if (r == 0)
-                r = wait_reloaded(s, TAKE_FD(fd), err);
-        else if (fd >= 0)
-                close(fd);
+        int r = send_rules(s, opened, err);
         sandbox_audit_rules(s, "egress-rules", opened ? "reloaded" : "closed",
                             r < 0 ? (*err)->msg
                             : bad ? bad->msg
@@ -166,25 +168,22 @@ static int reload_rules(struct sandbox *s, bool json, struct umw_error **err)
 int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
                    struct umw_error **err)
 {
-        struct sandbox s = SANDBOX_INIT;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
         bool egress = false;
-        int r = sandbox_locate(&s, o->project, err);
-        if (r == 0)
-                r = sandbox_open_audit(&s, err);
-        if (r == 0)
-                r = running(rt, &s, &egress, err);
-        if (r == 0 && !egress)
-                r = umw_fail(err, UMW_EXIT_STATE, EINVAL,
-                             "sandbox %s started without egress: its rules take effect when it "
-                             "starts again (sandbox down, then sandbox up)",
-                             s.project.container_id);
-        if (r == 0 && !sandbox_gateway_pid(s.bundle))
-                r = umw_fail(err, UMW_EXIT_STATE, ESRCH,
-                             "sandbox %s: its egress gateway is not running, so egress is closed; "
-                             "start the sandbox again (sandbox down, then sandbox up) to open it",
-                             s.project.container_id);
-        if (r == 0)
-                r = reload_rules(&s, o->json, err);
-        sandbox_release(&s);
-        return r;
+        int r;
+        if ((r = sandbox_locate(&s, o->project, err)) < 0 ||
+            (r = sandbox_open_audit(&s, err)) < 0 || (r = running(rt, &s, &egress, err)) < 0)
+                return r;
+        if (!egress)
+                return umw_fail(err, UMW_EXIT_STATE, EINVAL,
+                                "sandbox %s started without egress: its rules take effect when "
+                                "it starts again (sandbox down, then sandbox up)",
+                                s.project.container_id);
+        if (!sandbox_gateway_pid(s.bundle))
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH,
+                                "sandbox %s: its egress gateway is not running, so egress is "
+                                "closed; start the sandbox again (sandbox down, then sandbox up) "
+                                "to open it",
+                                s.project.container_id);
+        return reload_rules(&s, o->json, err);
 }

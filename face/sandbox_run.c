@@ -36,10 +36,9 @@ static int init_pid(const struct runtime_opts *rt, const char *id, pid_t *pid,
 {
         _cleanup_free_ char *json = NULL;
         yajl_val st = NULL;
-        int r = container_state(rt, id, &json, err);
-        if (r == 0)
-                r = umw_json_parse(json, "state", &st, err);
-        if (r < 0)
+        int r;
+        if ((r = container_state(rt, id, &json, err)) < 0 ||
+            (r = umw_json_parse(json, "state", &st, err)) < 0)
                 return r;
         yajl_val v = umw_json_member(st, "pid");
         *pid = YAJL_IS_INTEGER(v) ? (pid_t)v->u.number.i : 0;
@@ -91,18 +90,16 @@ static int start_gated(struct sandbox *s, const struct runtime_opts *rt, bool ti
                        struct sandbox_gateway *gw, pid_t *init, struct umw_error **err)
 {
         bool before = s->net.egress && !s->project.who.rootless;
-        int r = init_pid(rt, s->project.container_id, init, err);
-        if (r == 0 && before)
-                r = open_door(s, *init, tied, gw, err);
-        if (r == 0)
-                r = container_start(rt, s->project.container_id, err);
-        if (r == 0 && s->net.egress && !before)
-                r = open_door(s, *init, tied, gw, err);
-        if (r == 0)
-                r = publish(s, *init, err);
-        if (r < 0)
+        int r;
+        if ((r = init_pid(rt, s->project.container_id, init, err)) < 0 ||
+            (before && (r = open_door(s, *init, tied, gw, err)) < 0) ||
+            (r = container_start(rt, s->project.container_id, err)) < 0 ||
+            (s->net.egress && !before && (r = open_door(s, *init, tied, gw, err)) < 0) ||
+            (r = publish(s, *init, err)) < 0) {
                 sandbox_gateway_end(NULL, gw);
-        return r;
+                return r;
+        }
+        return 0;
 }
 
 int sandbox_start_gated(struct sandbox *s, const struct runtime_opts *rt, bool tied,
@@ -170,8 +167,7 @@ static int run_through_exec(struct sandbox *s, const struct runtime_opts *rt,
         int r = container_create(rt, &co, err);
         if (r < 0)
                 return r;
-        r = start_gated(s, rt, true, &gw, &init, err);
-        if (r == 0)
+        if ((r = start_gated(s, rt, true, &gw, &init, err)) == 0)
                 r = container_exec(rt, &eo, exit_status, err);
         return finish(s, rt, &gw, r, err);
 }
@@ -242,29 +238,27 @@ static int run_plain(struct sandbox *s, const struct runtime_opts *rt, const str
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err)
 {
-        struct sandbox s = SANDBOX_INIT;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
         int r = sandbox_locate(&s, o->project, err);
+        if (r < 0)
+                return r;
         /* One-shot: its own id, so it runs next to the project's long-lived one. */
         free(s.project.container_id);
-        if (r == 0 &&
-            asprintf(&s.project.container_id, "umwelt-%s-run%d", s.project.id, getpid()) < 0) {
+        if (asprintf(&s.project.container_id, "umwelt-%s-run%d", s.project.id, getpid()) < 0) {
                 s.project.container_id = NULL;
-                r = umw_fail_sys(err, ENOMEM, "sandbox id");
+                return umw_fail_sys(err, ENOMEM, "sandbox id");
         }
-        if (r == 0)
-                r = sandbox_compose(&s, o, false, err);
-        if (r == 0) {
-                sandbox_audit_start(&s, o->args[0]);
-                struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
-                r = s.net.egress ? sandbox_run_gated(&s, &sandbox_rt, o, exit_status, err)
-                                 : run_plain(&s, &sandbox_rt, o, exit_status, err);
-                char status[16];
-                snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
-                const char *kv[] = {"id", s.project.container_id, "status", status, NULL};
-                sandbox_audit(&s, r < 0 ? "failed" : "stop", kv);
-                if (r == 0 && o->json)
-                        sandbox_print_exit(s.project.container_id, *exit_status);
-        }
-        sandbox_release(&s);
+        if ((r = sandbox_compose(&s, o, false, err)) < 0)
+                return r;
+        sandbox_audit_start(&s, o->args[0]);
+        struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
+        r = s.net.egress ? sandbox_run_gated(&s, &sandbox_rt, o, exit_status, err)
+                         : run_plain(&s, &sandbox_rt, o, exit_status, err);
+        char status[16];
+        snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
+        const char *kv[] = {"id", s.project.container_id, "status", status, NULL};
+        sandbox_audit(&s, r < 0 ? "failed" : "stop", kv);
+        if (r == 0 && o->json)
+                sandbox_print_exit(s.project.container_id, *exit_status);
         return r;
 }
