@@ -311,6 +311,16 @@ int sandbox_log(const char *project, bool json, struct umw_error **err)
         return 0;
 }
 
+char *sandbox_egress_log(const struct sandbox *s)
+{
+        const char *slash = s->project.audit_file ? strrchr(s->project.audit_file, '/') : NULL;
+        char *path = NULL;
+        if (!slash || asprintf(&path, "%.*s/egress.jsonl", (int)(slash - s->project.audit_file),
+                               s->project.audit_file) < 0)
+                return NULL;
+        return path;
+}
+
 int sandbox_not_running(const struct sandbox *s, struct umw_error **err)
 {
         return umw_fail(err, UMW_EXIT_STATE, ESRCH,

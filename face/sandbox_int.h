@@ -162,8 +162,6 @@ int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
 /* Writes bundle/EGRESS_POLICY_FILE (0600, atomically): the project's rules
  * as the floor bounds them, or with allow false none at all. */
 int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err);
-/* The project's egress log, next to its audit log (malloc'd). */
-char *sandbox_egress_log(const struct sandbox *s);
 /* An audit line of the egress rules in force (event "egress" at the start,
  * "egress-rules" at a reload), with the gateway's state and any error. */
 void sandbox_audit_rules(struct sandbox *s, const char *event, const char *gateway,
@@ -216,6 +214,8 @@ void sandbox_print_exit(const char *id, int status);
  * puts there, then the directory); anything else at path is left alone. */
 void sandbox_remove_bundle(const char *path, const char *id);
 
+/* The project's egress log, next to its audit log (malloc'd). */
+char *sandbox_egress_log(const struct sandbox *s);
 /* "no sandbox is running for WORKSPACE", with how to start one: a state error. */
 int sandbox_not_running(const struct sandbox *s, struct umw_error **err);
 

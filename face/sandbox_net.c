@@ -211,16 +211,6 @@ int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_
         return umw_write_file_atomic(dirfd, EGRESS_POLICY_FILE, text, len, 0600, err);
 }
 
-char *sandbox_egress_log(const struct sandbox *s)
-{
-        const char *slash = s->project.audit_file ? strrchr(s->project.audit_file, '/') : NULL;
-        char *path = NULL;
-        if (!slash || asprintf(&path, "%.*s/egress.jsonl", (int)(slash - s->project.audit_file),
-                               s->project.audit_file) < 0)
-                return NULL;
-        return path;
-}
-
 /* ------------------------------------------------------------ start */
 
 static char *join(char *const *v)

@@ -48,21 +48,6 @@ static int fail_at(struct parser *ps, struct pos at, const char *fmt, ...)
         return r;
 }
 
-const char *toml_printable(const char *s, char out[static 80])
-{
-        size_t o = 0;
-        /* Past the cut, only the rest of a UTF-8 sequence: never half a character. */
-        for (; *s && (o < 72 || ((unsigned char)*s & 0xc0) == 0x80); s++) {
-                unsigned char c = (unsigned char)*s;
-                if (c < 0x20 || c == 0x7f)
-                        o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
-                else
-                        out[o++] = (char)c;
-        }
-        strcpy(out + o, *s ? "..." : "");
-        return out;
-}
-
 static bool at_end(const struct parser *ps)
 {
         return ps->p >= ps->end;

@@ -119,7 +119,8 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
                 r = parse_spec(spec->tree, &loc, spec, err);
         }
         if (r == 0)
-                r = spec_check_netwall(spec, file, err);
+                r = spec_check_netwall(spec, spec_annotation(spec, SPEC_NETWALL_ANNOTATION), file,
+                                       err);
         if (r < 0) {
                 spec_free(spec);
                 return r;

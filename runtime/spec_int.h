@@ -31,6 +31,9 @@ void spec_note_unknown_keys(yajl_val obj, const struct umw_jloc *loc, const char
 int spec_expected_quoting(const struct umw_jloc *loc, const char *before, const char *got,
                           const char *after, struct umw_error **err);
 /* v as one of table's names: its value in *out. */
+/* "user", "mount", ... with their enum spec_ns (spec_ns.c). */
+extern const struct name_value spec_ns_names[SPEC_NS_COUNT];
+
 int spec_read_enum(yajl_val v, const struct umw_jloc *loc, const struct name_value *table, size_t n,
                    int *out, struct umw_error **err);
 int spec_read_absolute_path(yajl_val v, const struct umw_jloc *loc, const char **out,
@@ -120,11 +123,12 @@ int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec
 int spec_check_sysctl(const struct spec *spec, const struct umw_jloc *loc, struct umw_error **err);
 int spec_parse_seccomp(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,
                        struct umw_error **err);
-/* Sets spec->netwall from the annotation (spec_netwall.c), refusing as bad
+/* Sets spec->netwall from value, the annotation's (spec_netwall.c), refusing as bad
  * config naming file and the annotation: a value other than default-drop;
  * default-drop without a network namespace of the container's own or joined
  * by path (it would wall the host's); default-drop with CAP_NET_ADMIN in any
  * set of process.capabilities. Everything else must be parsed before. */
-int spec_check_netwall(struct spec *spec, const char *file, struct umw_error **err);
+int spec_check_netwall(struct spec *spec, const char *value, const char *file,
+                       struct umw_error **err);
 
 #endif

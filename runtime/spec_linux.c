@@ -6,21 +6,7 @@
 #include "common/cleanup.h"
 #include "common/json.h"
 
-#include <sched.h>
 #include <string.h>
-
-static const struct name_value ns_names[] = {
-    {"user", SPEC_NS_USER},     {"mount", SPEC_NS_MOUNT}, {"pid", SPEC_NS_PID},
-    {"network", SPEC_NS_NET},   {"ipc", SPEC_NS_IPC},     {"uts", SPEC_NS_UTS},
-    {"cgroup", SPEC_NS_CGROUP}, {"time", SPEC_NS_TIME},
-};
-
-static const int ns_clone_flags[SPEC_NS_COUNT] = {
-    [SPEC_NS_USER] = CLONE_NEWUSER,     [SPEC_NS_MOUNT] = CLONE_NEWNS,
-    [SPEC_NS_PID] = CLONE_NEWPID,       [SPEC_NS_NET] = CLONE_NEWNET,
-    [SPEC_NS_IPC] = CLONE_NEWIPC,       [SPEC_NS_UTS] = CLONE_NEWUTS,
-    [SPEC_NS_CGROUP] = CLONE_NEWCGROUP, [SPEC_NS_TIME] = CLONE_NEWTIME,
-};
 
 static const struct name_value propagations[] = {
     {"shared", 0},  {"slave", 0},  {"private", 0},  {"unbindable", 0},
@@ -41,8 +27,8 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
         int type = 0;
         int r = umw_json_object(obj, loc, err);
         if (r == 0)
-                r = spec_read_enum(umw_json_member(obj, "type"), &type_at, ns_names,
-                                   ARRAY_SIZE(ns_names), &type, err);
+                r = spec_read_enum(umw_json_member(obj, "type"), &type_at, spec_ns_names,
+                                   SPEC_NS_COUNT, &type, err);
         if (r < 0)
                 return r;
         struct spec_namespace *ns = &spec->namespaces[type];
@@ -255,18 +241,4 @@ int spec_parse_linux(yajl_val obj, const struct umw_jloc *loc, struct spec *spec
                 return r;
         return parse_time_offset(v, &at, "boottime", &spec->time_offset_boottime_secs,
                                  &spec->time_offset_boottime_nsecs, err);
-}
-
-const char *spec_ns_name(enum spec_ns ns)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(ns_names); i++) {
-                if (ns_names[i].value == (int)ns)
-                        return ns_names[i].name;
-        }
-        return NULL;
-}
-
-int spec_ns_clone_flag(enum spec_ns ns)
-{
-        return (unsigned int)ns < SPEC_NS_COUNT ? ns_clone_flags[ns] : 0;
 }

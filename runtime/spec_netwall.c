@@ -8,9 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int spec_check_netwall(struct spec *spec, const char *file, struct umw_error **err)
+int spec_check_netwall(struct spec *spec, const char *v, const char *file, struct umw_error **err)
 {
-        const char *v = spec_annotation(spec, SPEC_NETWALL_ANNOTATION);
         if (!v)
                 return 0;
         if (strcmp(v, SPEC_NETWALL_DEFAULT_DROP) != 0)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The layer check (DESIGN.md, "Layers and folders"): arrows point down.
 # Fails on an #include or a linked symbol that points up or sideways, as
-# TAP: two tests per layer, one for the includes of its sources, one for
+# TAP: three tests per layer, one for the includes of its sources, one for
 # the undefined symbols of its objects (the archive and, for netns, the
-# gateway's own objects) resolved in another layer.
+# gateway's own objects) resolved in another layer, and one for cycles
+# between the files of the layer itself (a calls b calls a: one concern
+# spread over two files, or two tangled).
 #
 #   scripts/check-layers.sh SRCDIR BUILDDIR
 set -uo pipefail
@@ -96,10 +98,51 @@ check_symbols() {
         result ${#bad[@]} "$layer: symbols resolve only in ${may[$layer]:-nothing}" "${bad[@]}"
 }
 
-echo "1..$((2 * ${#layers[@]}))"
+# check_cycles LAYER: the files of LAYER's archive, each pointing at the
+# files whose symbols it uses, form no cycle. (The gateway's own objects are
+# a program's, an event loop whose handlers live in several files: not
+# checked.)
+check_cycles() {
+        local layer=$1 cycles bad=()
+        cycles=$(nm -A -P "$build/libumwelt_$layer.a" 2>/dev/null | python3 -c '
+import re, sys
+defs, uses = {}, set()
+for line in sys.stdin:
+    m = re.match(r".*\[(.+?)\]: (\S+) (\w)", line)
+    if not m:
+        continue
+    obj, sym, kind = m.groups()
+    if kind in "TDBRC":
+        defs[sym] = obj
+    elif kind == "U":
+        uses.add((obj, sym))
+edges = {}
+for obj, sym in uses:
+    d = defs.get(sym)
+    if d and d != obj:
+        edges.setdefault(obj, set()).add(d)
+def reach(a):
+    seen, todo = set(), [a]
+    while todo:
+        for n in edges.get(todo.pop(), ()):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+for a in sorted(edges):
+    for b in sorted(edges[a]):
+        if a in reach(b):
+            print(a, "->", b, "-> ... ->", a)
+')
+        [[ -n $cycles ]] && mapfile -t bad <<<"$cycles"
+        result ${#bad[@]} "$layer: its files call each other in no cycle" "${bad[@]}"
+}
+
+echo "1..$((3 * ${#layers[@]}))"
 index_symbols
 for layer in "${layers[@]}"; do
         check_includes "$layer"
         check_symbols "$layer"
+        check_cycles "$layer"
 done
 [[ $fails -eq 0 ]]
