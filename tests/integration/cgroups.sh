@@ -43,7 +43,7 @@ cg_dir() { if ((V2)); then echo "$CG/umwelt-run/$2"; else echo "$CG/$1/umwelt-ru
 # cpu_usage ID: nanoseconds of CPU the container's cgroup used so far.
 cpu_usage() {
         if ((V2)); then
-                awk '$1 == "usage_usec" { print $2 * 1000 }' "$(cg_dir cpu "$1")/cpu.stat"
+                awk '$1 == "usage_usec" { print $2 "000" }' "$(cg_dir cpu "$1")/cpu.stat"
         else
                 cat "$(cg_dir cpuacct "$1")/cpuacct.usage"
         fi
@@ -194,12 +194,13 @@ else
                         "$(cg_dir cpuset "$id")/cpuset.mems" | tr '\n' ' ' | sed 's/ $//')"
 fi
 capture rt update --blkio-weight 500 "$id"
-# BFQ's weight (CFQ's blkio.weight went with Linux 5.0), where the kernel has it.
-if ((V2)) && [[ -e $(cg_dir io "$id")/io.bfq.weight ]]; then
-        t_eq "update --blkio-weight sets io.bfq.weight" "0 default 500" \
-                "$T_RC $(cat "$(cg_dir io "$id")/io.bfq.weight")" "$T_OUT"
+# BFQ's weight (CFQ's blkio.weight went with Linux 5.0), where the kernel has
+# it; v2's io.weight (1..10000: 500 is 4950) where the kernel has that.
+if ((V2)) && [[ -e $(cg_dir io "$id")/io.weight ]]; then
+        t_eq "update --blkio-weight sets io.weight" "0 default 4950" \
+                "$T_RC $(cat "$(cg_dir io "$id")/io.weight")" "$T_OUT"
 elif ((V2)); then
-        t_match "update --blkio-weight without BFQ fails naming the file" "^[1-9].*io\.bfq\.weight" "$T_RC $T_OUT"
+        t_match "update --blkio-weight without io.weight fails naming the file" "^[1-9].*io\.weight" "$T_RC $T_OUT"
 elif [[ -e $(cg_dir blkio "$id")/blkio.bfq.weight ]]; then
         t_eq "update --blkio-weight sets blkio.bfq.weight" "0 500" \
                 "$T_RC $(cat "$(cg_dir blkio "$id")/blkio.bfq.weight")" "$T_OUT"
