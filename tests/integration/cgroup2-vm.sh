@@ -136,7 +136,7 @@ elif ! grep -q 'umw-vm: booted' "$T_TMP/console.log" 2>/dev/null; then
         t_fail "guest booted" "qemu exit status $qrc" "$(cat "$T_TMP/qemu.log")" "console:" "$console"
         t_done
 else
-        t_ok "guest booted ($(grep -o 'cgroup2 controllers: .*' "$T_TMP/console.log"))"
+        t_ok "guest booted ($(grep -o 'booted in .*' "$T_TMP/console.log"))"
 fi
 
 # The guest's files come back as this file's tests: each of its TAP lines,

@@ -49,7 +49,7 @@ if ! setup_machine; then
         note "FATAL: machine set-up failed"
         halt
 fi
-note "booted: $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+note "booted in $(cut -d" " -f1 /proc/uptime) s: $(uname -r), cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 cd "$UMW_BUILDDIR" || { note "FATAL: no build dir $UMW_BUILDDIR"; halt; }
 # The runner's own per-file timeout, and what the host measures.
 start=$(date +%s)
