@@ -175,19 +175,38 @@ static void check_workspace(struct doctor_report *r, const char *workspace)
                    ok ? "writable" : strerror(e));
 }
 
+/* The errno of making something in dir: EROFS on a read-only mount. An
+ * O_TMPFILE file has no name, so where the probe succeeds it leaves
+ * nothing; a filesystem without O_TMPFILE (overlayfs before Linux 6.6) gets
+ * a directory made and removed at once, whose mount check (EROFS) comes
+ * before the permission check too. */
+static int make_errno(const char *dir)
+{
+        int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        if (errno != EOPNOTSUPP && errno != EISDIR)
+                return errno;
+        char probe[256];
+        snprintf(probe, sizeof(probe), "%s/.umwelt-doctor-%d", strcmp(dir, "/") == 0 ? "" : dir,
+                 (int)getpid());
+        if (mkdir(probe, 0700) < 0)
+                return errno;
+        rmdir(probe);
+        return 0;
+}
+
 /* A file cannot be made in / or /usr because the mount is read-only, not
- * merely because of permissions. An O_TMPFILE file has no name, so where
- * the probe succeeds it leaves nothing. */
+ * merely because of permissions. */
 static void check_read_only(struct doctor_report *r)
 {
         static const char *const dirs[] = {"/", "/usr", "/etc"};
         char detail[512] = "", item[128];
         bool ok = true;
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-                int fd = open(dirs[i], O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-                int e = fd < 0 ? errno : 0;
-                if (fd >= 0)
-                        close(fd);
+                int e = make_errno(dirs[i]);
                 snprintf(item, sizeof(item), "%s %s", dirs[i],
                          e == EROFS ? "read-only"
                          : e        ? strerror(e)

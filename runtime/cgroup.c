@@ -79,16 +79,58 @@ static void v2_available(struct hierarchy *h, const char *path)
         cgroup_read_small(fd, "cgroup.controllers", h->controllers, sizeof(h->controllers));
 }
 
+/* A user's part of a pure cgroup v2 host: the highest ancestor of our own
+ * cgroup (the 0:: line of /proc/self/cgroup) whose directory and
+ * cgroup.procs we may write, as systemd delegates user@UID.service. Below
+ * the root's children only root writes, and moving a process needs
+ * cgroup.procs of the common ancestor writable: a user's containers can
+ * live nowhere else. Empty where there is none, or on a v1 or hybrid host
+ * (there a directory per controller is delegated: umwelt-run-UID). */
+static void v2_delegated_base(char *base, size_t size)
+{
+        base[0] = '\0';
+        struct host host;
+        _cleanup_error_ struct umw_error *ignored = NULL;
+        if (cgroup_host_find(&host, &ignored) < 0 || has_v1(&host) || !cgroup_unified(&host))
+                return;
+        const struct hierarchy *v2 = cgroup_unified(&host);
+        char self[1024];
+        _cleanup_close_ int fd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cgroup_read_small(fd, "cgroup", self, sizeof(self));
+        char *line = strstr(self, "0::/");
+        if (!line || (line != self && line[-1] != '\n'))
+                return;
+        line += 4;
+        line[strcspn(line, "\n")] = '\0';
+        for (;;) {
+                char dir[1100], procs[1200];
+                snprintf(dir, sizeof(dir), "%s/%s", v2->mountpoint, line);
+                snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+                if (!line[0] || access(dir, W_OK) < 0 || access(procs, W_OK) < 0)
+                        return;
+                snprintf(base, size, "%s", line);
+                char *slash = strrchr(line, '/');
+                if (!slash)
+                        return;
+                *slash = '\0';
+        }
+}
+
 int cgroup_path_resolve(const char *cgroups_path, const char *id, enum cgroup_manager manager,
                         char **out, struct umw_error **err)
 {
         char *path = NULL;
         if (!cgroups_path || !*cgroups_path) {
                 /* A user's containers under a parent of their own, so
-                 * delegating one directory to them gives nothing of root's. */
+                 * delegating one directory to them gives nothing of root's;
+                 * on pure v2, in what is delegated to them. */
                 uid_t uid = geteuid();
-                int n = uid == 0 ? asprintf(&path, "umwelt-run/%s", id)
-                                 : asprintf(&path, "umwelt-run-%u/%s", (unsigned)uid, id);
+                char base[1024] = "";
+                if (uid != 0)
+                        v2_delegated_base(base, sizeof(base));
+                int n = uid == 0  ? asprintf(&path, "umwelt-run/%s", id)
+                        : base[0] ? asprintf(&path, "%s/umwelt-run/%s", base, id)
+                                  : asprintf(&path, "umwelt-run-%u/%s", (unsigned)uid, id);
                 if (n < 0)
                         return umw_fail_sys(err, ENOMEM, "cgroup path");
                 *out = path;
@@ -531,6 +573,27 @@ static int open_leaf(int rootfd, const char *path, int *out)
         return *out < 0 ? -errno : 0;
 }
 
+/* Switches enable ("+memory +pids") on in dirfd's cgroup.subtree_control.
+ * Above a user's delegated subtree only root may write it, and there the
+ * controllers the subtree offers are on already: refused is then no
+ * failure. */
+static int v2_enable(int dirfd, const char *enable)
+{
+        int r = cgroup_write_at(dirfd, "cgroup.subtree_control", enable);
+        if (r != -EACCES && r != -EPERM)
+                return r;
+        char now[256], name[64];
+        cgroup_read_small(dirfd, "cgroup.subtree_control", now, sizeof(now));
+        for (const char *c = enable; *c; c += strspn(c, " ")) {
+                size_t n = strcspn(c, " ");
+                snprintf(name, sizeof(name), "%.*s", (int)(n > 0 ? n - 1 : 0), c + 1);
+                if (!cgroup_list_has(now, " \n", name))
+                        return r;
+                c += n;
+        }
+        return 0;
+}
+
 /* mkdir -p of path below the hierarchy root, returning an fd of the leaf.
  * On v2, enable (e.g. "+memory +pids") is switched on in every ancestor so
  * that the leaf has those controllers' files. */
@@ -552,8 +615,7 @@ static int make_cgroup_dir(const struct hierarchy *h, const char *path, const ch
         char *save = NULL;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 int r;
-                if (h->v2 && enable && enable[0] &&
-                    (r = cgroup_write_at(fd, "cgroup.subtree_control", enable)) < 0)
+                if (h->v2 && enable && enable[0] && (r = v2_enable(fd, enable)) < 0)
                         return r;
                 if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST)
                         return -errno;

@@ -672,6 +672,24 @@ static int cgroup_v1(const struct cgroup_ctx *c, int dest_fd, struct umw_error *
         return apply_propagation(tmpfs, c->o, err);
 }
 
+/* cgroup v2 without a cgroup namespace: a bind of our own cgroup, as on v1
+ * and as runc and crun do; a new cgroup2 instance there would show the
+ * host's whole tree. The host's cgroup2 mount is taken to show its root. */
+static int cgroup_v2_own(const struct cgroup_ctx *c, int dest_fd, struct umw_error **err)
+{
+        _cleanup_close_ int mnt = cgroup_hierarchy(c, HOST_CGROUP_ROOT, "/", "cgroup2", "", err);
+        if (mnt < 0)
+                return umw_error_prefix(err, "cgroup2 %s", HOST_CGROUP_ROOT);
+        struct mount_attr a = {0};
+        opts_to_attr(c->o, &a);
+        int r = set_attr(mnt, &a, false);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "set cgroup mount flags");
+        if ((r = attach_mount(mnt, dest_fd)) < 0)
+                return umw_fail_sys(err, -r, "attach cgroup2");
+        return apply_propagation(mnt, c->o, err);
+}
+
 static int mount_cgroup(const struct spec *spec, const struct spec_mount *m,
                         const struct mount_opts *o, int rootfs_fd, int dest_fd, bool in_userns,
                         struct umw_error **err)
@@ -679,21 +697,22 @@ static int mount_cgroup(const struct spec *spec, const struct spec_mount *m,
         struct statfs sfs;
         if (statfs(HOST_CGROUP_ROOT, &sfs) < 0)
                 return umw_fail_errno(err, "statfs %s", HOST_CGROUP_ROOT);
-        if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
-                struct spec_mount v2 = *m;
-                v2.type = "cgroup2";
-                v2.source = "cgroup2";
-                return mount_fs(&v2, o, rootfs_fd, dest_fd, in_userns, err);
-        }
+        bool v2 = sfs.f_type == CGROUP2_SUPER_MAGIC;
         struct cgroup_ctx c = {
             .o = o,
             .cgroupns = spec->namespaces[SPEC_NS_CGROUP].enabled,
             .in_userns = in_userns,
         };
+        if (v2 && c.cgroupns) {
+                struct spec_mount v2m = *m;
+                v2m.type = "cgroup2";
+                v2m.source = "cgroup2";
+                return mount_fs(&v2m, o, rootfs_fd, dest_fd, in_userns, err);
+        }
         int r = umw_read_file_at(AT_FDCWD, "/proc/self/cgroup", MOUNTINFO_MAX, &c.self_cgroup, NULL,
                                  err);
         if (r == 0)
-                r = cgroup_v1(&c, dest_fd, err);
+                r = v2 ? cgroup_v2_own(&c, dest_fd, err) : cgroup_v1(&c, dest_fd, err);
         free(c.self_cgroup);
         return r;
 }

@@ -6,10 +6,15 @@
 #
 # Environment:
 #   UMW_BUILDDIR, UMW_SRCDIR  set by `make check`
-#   UMW_TESTS=GLOB            run only test files whose name matches, e.g.
-#                             UMW_TESTS='lifecycle*' or UMW_TESTS='test-json'
+#   UMW_TESTS=GLOB...         run only test files whose name matches one of
+#                             the space-separated globs, e.g.
+#                             UMW_TESTS='lifecycle*' or UMW_TESTS='test-json exec'
 #   UMW_RUNTIME=PATH          runtime the integration tests drive
-#   UMW_TEST_TIMEOUT=SECONDS  per test file (default 600)
+#   UMW_TEST_TIMEOUT=SECONDS  per test file (default 600); a file that says
+#                             "# run.sh timeout: SECONDS" near its top gets
+#                             that much when it is more
+#   UMW_TAP_DIR=DIR           keep each file's TAP (NAME.tap), stderr
+#                             (NAME.log) and exit status (NAME.status) in DIR
 #   UMW_VERBOSE=1             print every TAP line, not only failures
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -u
@@ -24,14 +29,33 @@ passed=0
 failed=0
 skipped=0
 failures=()
-LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/umwelt-check.XXXXXX") || exit 1
-trap 'rm -rf "$LOGDIR"' EXIT
+if [[ -n ${UMW_TAP_DIR:-} ]]; then
+        LOGDIR=$UMW_TAP_DIR
+        mkdir -p "$LOGDIR" || exit 1
+else
+        LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/umwelt-check.XXXXXX") || exit 1
+        trap 'rm -rf "$LOGDIR"' EXIT
+fi
 
 # matches NAME: true when the file name (with or without extension) matches
-# the UMW_TESTS glob.
+# one of the UMW_TESTS globs.
 matches() {
+        local p pats
+        # read, not a bare $PATTERN: the globs must not expand to file names.
+        read -r -a pats <<<"$PATTERN"
         # shellcheck disable=SC2053
-        [[ $1 == $PATTERN || ${1%.*} == $PATTERN ]]
+        for p in "${pats[@]}"; do
+                [[ $1 == $p || ${1%.*} == $p ]] && return 0
+        done
+        return 1
+}
+
+# file_timeout SCRIPT: the seconds SCRIPT may run: TIMEOUT, or what the file
+# asks for when that is more (a test that boots a machine).
+file_timeout() {
+        local want
+        want=$(sed -n '1,20s/^# run.sh timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1)
+        echo $((${want:-0} > TIMEOUT ? want : TIMEOUT))
 }
 
 # tally FILE TAPFILE LOGFILE STATUS: counts the TAP results of one test file
@@ -116,8 +140,9 @@ run_integration() {
         local tap=$LOGDIR/$(basename "$script").tap log=$LOGDIR/$(basename "$script").log
         # The script's TAP goes to stdout; stderr holds the noise of the
         # commands it ran, shown only when something failed.
-        timeout -k 10 "$TIMEOUT" bash "$script" >"$tap" 2>"$log" </dev/null
+        timeout -k 10 "$(file_timeout "$script")" bash "$script" >"$tap" 2>"$log" </dev/null
         local status=$?
+        [[ -n ${UMW_TAP_DIR:-} ]] && echo "$status" >"${tap%.tap}.status"
         tally "$name" "$tap" "$log" "$status"
 }
 

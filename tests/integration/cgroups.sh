@@ -3,13 +3,27 @@
 # pids limit, CPU quota), pause/resume, kill --all, delete, update, device
 # rules, and the refusals (a controller the host lacks, bad values, a
 # cgroup that holds another container's processes) that leave nothing behind.
+# On a cgroup v1 or hybrid host, and on a pure v2 one (cgroup2-vm.sh's guest),
+# where the same limits are read from the v2 files.
 . "$(dirname "$0")/lib.sh"
 t_require_root
 t_setup
 
 CG=/sys/fs/cgroup
-[[ -d $CG/memory && -d $CG/pids && -d $CG/cpuacct && -d $CG/freezer ]] ||
-        t_skip_all "needs the cgroup v1 memory, pids, cpuacct and freezer hierarchies"
+# V2: a pure cgroup v2 host; UNI: the cgroup2 hierarchy (on a hybrid host
+# the unified one beside v1's).
+V2=0
+UNI=$CG/unified
+if cgroup_v2_only; then
+        V2=1
+        UNI=$CG
+        for c in memory pids cpu; do
+                grep -qw "$c" "$CG/cgroup.controllers" || t_skip_all "the cgroup v2 root lacks the $c controller"
+        done
+else
+        [[ -d $CG/memory && -d $CG/pids && -d $CG/cpuacct && -d $CG/freezer ]] ||
+                t_skip_all "needs the cgroup v1 memory, pids, cpuacct and freezer hierarchies, or pure cgroup v2"
+fi
 
 b=$T_TMP/bundle
 make_bundle "$b"
@@ -22,14 +36,21 @@ limits() {
         cfg_args "$b" "$@"
 }
 
-# cg_dir HIERARCHY ID: the container's directory in a hierarchy.
-cg_dir() { echo "$CG/$1/umwelt-run/$2"; }
+# cg_dir HIERARCHY ID: the container's directory in a v1 hierarchy; on v2
+# its one directory.
+cg_dir() { if ((V2)); then echo "$CG/umwelt-run/$2"; else echo "$CG/$1/umwelt-run/$2"; fi; }
 
 # cpu_usage ID: nanoseconds of CPU the container's cgroup used so far.
-cpu_usage() { cat "$(cg_dir cpuacct "$1")/cpuacct.usage"; }
+cpu_usage() {
+        if ((V2)); then
+                awk '$1 == "usage_usec" { print $2 "000" }' "$(cg_dir cpu "$1")/cpu.stat"
+        else
+                cat "$(cg_dir cpuacct "$1")/cpuacct.usage"
+        fi
+}
 
 # cg_left ID: every hierarchy that still has the container's cgroup.
-cg_left() { ls -d "$CG"/*/umwelt-run/"$1" 2>/dev/null; }
+cg_left() { ls -d "$CG"/umwelt-run/"$1" "$CG"/*/umwelt-run/"$1" 2>/dev/null; }
 
 # start_detached ID: runs the bundle detached.
 start_detached() { rt run -d --bundle "$b" "$1" </dev/null >/dev/null 2>&1; }
@@ -78,8 +99,12 @@ pids=$(cat "$(cg_dir pids "$id")/cgroup.procs")
 t_eq "the container has its three processes" 3 "$(wc -w <<<"$pids")"
 t_run "pause exits 0" rt pause "$id"
 t_eq "state says paused" paused "$(state_field "$id" status)"
-t_eq "the v1 freezer reads FROZEN" FROZEN "$(cat "$(cg_dir freezer "$id")/freezer.state")"
-if [[ -f $CG/unified/umwelt-run/$id/cgroup.events ]]; then
+if ((V2)); then
+        t_match "cgroup.freeze froze it (cgroup.events)" 'frozen 1' "$(cat "$(cg_dir - "$id")/cgroup.events" 2>&1)"
+else
+        t_eq "the v1 freezer reads FROZEN" FROZEN "$(cat "$(cg_dir freezer "$id")/freezer.state")"
+fi
+if ((!V2)) && [[ -f $CG/unified/umwelt-run/$id/cgroup.events ]]; then
         t_match "the v2 cgroup.freeze froze it too" 'frozen 1' \
                 "$(cat "$CG/unified/umwelt-run/$id/cgroup.events")"
 fi
@@ -95,7 +120,11 @@ expect_state=$(rt pause "$id" 2>&1)
 t_match "pause of a paused container is refused" "is paused" "$expect_state"
 t_run "resume exits 0" rt resume "$id"
 t_eq "state says running after resume" running "$(state_field "$id" status)"
-t_eq "the v1 freezer reads THAWED" THAWED "$(cat "$(cg_dir freezer "$id")/freezer.state")"
+if ((V2)); then
+        t_match "cgroup.events says thawed" 'frozen 0' "$(cat "$(cg_dir - "$id")/cgroup.events" 2>&1)"
+else
+        t_eq "the v1 freezer reads THAWED" THAWED "$(cat "$(cg_dir freezer "$id")/freezer.state")"
+fi
 a=$(cpu_usage "$id")
 sleep 0.5
 z=$(cpu_usage "$id")
@@ -134,23 +163,45 @@ start_detached "$id"
 capture rt exec "$id" /bin/probe alloc 24
 t_eq "under a 64 MiB limit, 24 MiB can be allocated" "0 allocated 24" "$T_RC $(tail -n 1 <<<"$T_OUT")"
 t_run "update --memory 16m exits 0" rt update --memory 16m "$id"
-t_eq "the new limit is in memory.limit_in_bytes" 16777216 \
-        "$(cat "$(cg_dir memory "$id")/memory.limit_in_bytes")"
+if ((V2)); then
+        t_eq "the new limit is in memory.max" 16777216 "$(cat "$(cg_dir memory "$id")/memory.max")"
+else
+        t_eq "the new limit is in memory.limit_in_bytes" 16777216 \
+                "$(cat "$(cg_dir memory "$id")/memory.limit_in_bytes")"
+fi
 capture rt exec "$id" /bin/probe alloc 24
 t_eq "after update, allocating 24 MiB is OOM-killed" 137 "$T_RC" "$T_OUT"
 printf '{"pids": {"limit": 7}, "cpu": {"quota": 30000, "period": 100000}}' >"$T_TMP/res.json"
 t_run "update --resources FILE exits 0" rt update --resources "$T_TMP/res.json" "$id"
-t_eq "update --resources sets pids.max and the CPU quota" "7 30000" \
-        "$(cat "$(cg_dir pids "$id")/pids.max") $(cat "$(cg_dir cpu "$id")/cpu.cfs_quota_us")"
+if ((V2)); then
+        t_eq "update --resources sets pids.max and the CPU quota" "7 30000 100000" \
+                "$(cat "$(cg_dir pids "$id")/pids.max") $(cat "$(cg_dir cpu "$id")/cpu.max")"
+else
+        t_eq "update --resources sets pids.max and the CPU quota" "7 30000" \
+                "$(cat "$(cg_dir pids "$id")/pids.max") $(cat "$(cg_dir cpu "$id")/cpu.cfs_quota_us")"
+fi
 t_run "update with runc's memory and cpuset flags exits 0" rt update --memory 32m --memory-swap 64m \
         --memory-reservation 8m --cpu-share 512 --cpuset-mems 0 "$id"
-t_eq "... each reaches its file" "33554432 67108864 8388608 512 0" \
-        "$(cd "$(cg_dir memory "$id")" && cat memory.limit_in_bytes memory.memsw.limit_in_bytes \
-                memory.soft_limit_in_bytes | tr '\n' ' ')$(cat "$(cg_dir cpu "$id")/cpu.shares" \
-                "$(cg_dir cpuset "$id")/cpuset.mems" | tr '\n' ' ' | sed 's/ $//')"
+if ((V2)); then
+        # v2 keeps swap apart (64m - 32m) and weighs CPU 1..10000 (512 shares: 20).
+        t_eq "... each reaches its v2 file" "33554432 33554432 8388608 20 0" \
+                "$(cd "$(cg_dir memory "$id")" && cat memory.max memory.swap.max memory.low cpu.weight \
+                        cpuset.mems 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+else
+        t_eq "... each reaches its file" "33554432 67108864 8388608 512 0" \
+                "$(cd "$(cg_dir memory "$id")" && cat memory.limit_in_bytes memory.memsw.limit_in_bytes \
+                        memory.soft_limit_in_bytes | tr '\n' ' ')$(cat "$(cg_dir cpu "$id")/cpu.shares" \
+                        "$(cg_dir cpuset "$id")/cpuset.mems" | tr '\n' ' ' | sed 's/ $//')"
+fi
 capture rt update --blkio-weight 500 "$id"
-# BFQ's weight (CFQ's blkio.weight went with Linux 5.0), where the kernel has it.
-if [[ -e $(cg_dir blkio "$id")/blkio.bfq.weight ]]; then
+# BFQ's weight (CFQ's blkio.weight went with Linux 5.0), where the kernel has
+# it; v2's io.weight (1..10000: 500 is 4950) where the kernel has that.
+if ((V2)) && [[ -e $(cg_dir io "$id")/io.weight ]]; then
+        t_eq "update --blkio-weight sets io.weight" "0 default 4950" \
+                "$T_RC $(cat "$(cg_dir io "$id")/io.weight")" "$T_OUT"
+elif ((V2)); then
+        t_match "update --blkio-weight without io.weight fails naming the file" "^[1-9].*io\.weight" "$T_RC $T_OUT"
+elif [[ -e $(cg_dir blkio "$id")/blkio.bfq.weight ]]; then
         t_eq "update --blkio-weight sets blkio.bfq.weight" "0 500" \
                 "$T_RC $(cat "$(cg_dir blkio "$id")/blkio.bfq.weight")" "$T_OUT"
 else
@@ -166,15 +217,45 @@ rt delete -f "$id" >/dev/null 2>&1
 
 # ---------------------------------------------------------------- devices
 
+# bpf_device_progs DIR: how many device programs are attached to the cgroup2
+# directory DIR (BPF_PROG_QUERY; x86_64 numbers).
+bpf_device_progs() {
+        "$PY" - "$1" <<'PYEOF'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+cg = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+ids = ctypes.create_string_buffer(64 * 4)
+attr = ctypes.create_string_buffer(struct.pack("=IIIIQI", cg, 6, 0, 0, ctypes.addressof(ids), 64), 128)
+# BPF_PROG_QUERY of BPF_CGROUP_DEVICE.
+if libc.syscall(ctypes.c_long(321), ctypes.c_long(16), attr, ctypes.c_long(128)) < 0:
+    sys.exit("bpf: " + os.strerror(ctypes.get_errno()))
+print(struct.unpack_from("=I", attr.raw, 24)[0])
+PYEOF
+}
+
+# A device outside the rules, bound in and opened for writing (which needs
+# no capability): the wall (v1's devices cgroup, v2's BPF program) refuses
+# the open though the node is there.
+limits '{}' /bin/sh -c '/bin/probe open /dev/kmsg w; /bin/probe open /dev/null rw'
+cfg_set "$b" 'add_mount("/dev/kmsg", "bind", "/dev/kmsg", ["bind"])'
+run_in "$b" /bin/sh -c '/bin/probe open /dev/kmsg w; /bin/probe open /dev/null rw'
+t_eq "a bound-in device outside the default set is refused, /dev/null opens" "1 0" \
+        "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+cfg_set "$b" 'c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/dev/kmsg"]'
+
 limits '{"devices": [{"allow": False, "access": "rwm"}]}' /bin/sh -c \
         'echo x >/dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c'
 new_id
 id=$T_LAST_ID
 cfg_args "$b" /bin/probe sleep 60
 start_detached "$id"
-list=$(cat "$(cg_dir devices "$id")/devices.list" 2>&1)
-t_nomatch "deny-all removes the blanket device rule" '^a \*:\* rwm' "$list"
-t_match "the default device set stays allowed" 'c 1:3 rwm.*c 1:9 rwm.*c 136:\* rwm' "$(tr '\n' ' ' <<<"$list")"
+if ((V2)); then
+        t_eq "deny-all puts one device program on the v2 cgroup" 1 "$(bpf_device_progs "$(cg_dir - "$id")")"
+else
+        list=$(cat "$(cg_dir devices "$id")/devices.list" 2>&1)
+        t_nomatch "deny-all removes the blanket device rule" '^a \*:\* rwm' "$list"
+        t_match "the default device set stays allowed" 'c 1:3 rwm.*c 1:9 rwm.*c 136:\* rwm' "$(tr '\n' ' ' <<<"$list")"
+fi
 rt delete -f "$id" >/dev/null 2>&1
 run_in "$b" /bin/sh -c 'echo x >/dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c'
 t_eq "with devices denied, /dev/null, zero and urandom still work" "0 4 4" \
@@ -211,7 +292,7 @@ refused() {
 }
 
 limits '{"unified": {"memory.high": "100M"}}' /bin/probe exit 0
-unified_ctl=$(cat "$CG/unified/cgroup.controllers" 2>/dev/null)
+unified_ctl=$(cat "$UNI/cgroup.controllers" 2>/dev/null)
 if ! grep -qw memory <<<"$unified_ctl"; then
         refused "a v2 limit whose controller the unified hierarchy lacks" 3 \
                 ".*memory\.high needs the cgroup controller 'memory', which is not available .*Delegate=memory.*--cgroup-manager disabled.*"
@@ -241,27 +322,27 @@ capture rt create --bundle "$b" "$T_LAST_ID"
 t_match "a cgroupsPath that holds another container's processes is refused (exit 5)" \
         "^5 .*already holds processes" "$T_RC $T_OUT"
 t_eq "the refused create leaves the other container running in its cgroup" "running 1" \
-        "$(state_field "$first" status) $(wc -l <"$CG/memory/umwelt-run/umwt-cg-shared-$$/cgroup.procs")"
+        "$(state_field "$first" status) $(wc -l <"$(cg_dir memory umwt-cg-shared-$$)/cgroup.procs")"
 rt delete -f "$first" >/dev/null 2>&1
-t_eq "its delete removes the shared path" "" "$(ls -d "$CG"/*/umwelt-run/umwt-cg-shared-$$ 2>/dev/null)"
+t_eq "its delete removes the shared path" "" "$(cg_left umwt-cg-shared-$$)"
 cfg_set "$b" 'c["linux"].pop("cgroupsPath", None)'
 
 # ---------------------------------------------------------------- cgroup v2 on a hybrid host
 
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB
 if [[ -d $hp ]] && grep -qw hugetlb <<<"$unified_ctl" && [[ ! -d $CG/hugetlb ]]; then
-        root_had=$(grep -cw hugetlb "$CG/unified/cgroup.subtree_control")
-        parent_had=$(grep -cw hugetlb "$CG/unified/umwelt-run/cgroup.subtree_control" 2>/dev/null)
+        root_had=$(grep -cw hugetlb "$UNI/cgroup.subtree_control")
+        parent_had=$(grep -cw hugetlb "$UNI/umwelt-run/cgroup.subtree_control" 2>/dev/null)
         limits '{"hugepageLimits": [{"pageSize": "2MB", "limit": 4194304}]}' /bin/probe sleep 60
         new_id
         id=$T_LAST_ID
         start_detached "$id"
         t_eq "a hugetlb limit goes to the unified hierarchy (hugetlb.2MB.max)" 4194304 \
-                "$(cat "$CG/unified/umwelt-run/$id/hugetlb.2MB.max" 2>&1)"
+                "$(cat "$UNI/umwelt-run/$id/hugetlb.2MB.max" 2>&1)"
         rt delete -f "$id" >/dev/null 2>&1
         # Give the machine back the subtree_control it had.
-        [[ $parent_had == 0 ]] && echo -hugetlb >"$CG/unified/umwelt-run/cgroup.subtree_control" 2>/dev/null
-        [[ $root_had == 0 ]] && echo -hugetlb >"$CG/unified/cgroup.subtree_control" 2>/dev/null
+        [[ $parent_had == 0 ]] && echo -hugetlb >"$UNI/umwelt-run/cgroup.subtree_control" 2>/dev/null
+        [[ $root_had == 0 ]] && echo -hugetlb >"$UNI/cgroup.subtree_control" 2>/dev/null
 else
         t_skip "a hugetlb limit goes to the unified hierarchy" "no v2-only hugetlb here"
 fi
@@ -325,8 +406,8 @@ PYEOF
 }
 
 wall=umwt-bpf-wall-$$
-if [[ -d $CG/unified && $(uname -m) == x86_64 ]] && mkdir "$CG/unified/$wall" &&
-        attach_exclusive "$CG/unified/$wall"; then
+if [[ -d $UNI && $(uname -m) == x86_64 ]] && mkdir "$UNI/$wall" &&
+        attach_exclusive "$UNI/$wall"; then
         T_EXTRA_CLEANUP='for d in "$CG"/*/"$wall"; do rmdir "$d/ctr" "$d" 2>/dev/null; done'
         limits '{}' /bin/probe exit 0
         cfg_set "$b" 'c["linux"]["cgroupsPath"] = "/'$wall'/ctr"'
@@ -346,7 +427,7 @@ fi
 
 # The init is cloned into its unified cgroup (clone3 with CLONE_INTO_CGROUP):
 # no migration; the v1 hierarchies are joined afterwards.
-if [[ -d $CG/unified ]]; then
+if [[ -d $UNI ]]; then
         limits '{"memory": {"limit": 67108864}}' /bin/probe sleep 60
         new_id
         id=$T_LAST_ID
@@ -362,11 +443,15 @@ if [[ -d $CG/unified ]]; then
         fi
         pid=$(state_field "$id" pid)
         t_match "the init is in its unified cgroup's cgroup.procs" "^$pid\$" \
-                "$(cat "$CG/unified/umwelt-run/$id/cgroup.procs" 2>&1)"
+                "$(cat "$UNI/umwelt-run/$id/cgroup.procs" 2>&1)"
         t_eq "/proc/PID/cgroup's 0:: line names the container's path" "0::/umwelt-run/$id" \
                 "$(grep '^0::' "/proc/$pid/cgroup" 2>&1)"
-        t_eq "... and its v1 memory cgroup has the limit" ":memory:/umwelt-run/$id 67108864" \
-                "$(grep -o ':memory:.*' "/proc/$pid/cgroup") $(cat "$(cg_dir memory "$id")/memory.limit_in_bytes" 2>&1)"
+        if ((V2)); then
+                t_eq "... and it has the limit" 67108864 "$(cat "$UNI/umwelt-run/$id/memory.max" 2>&1)"
+        else
+                t_eq "... and its v1 memory cgroup has the limit" ":memory:/umwelt-run/$id 67108864" \
+                        "$(grep -o ':memory:.*' "/proc/$pid/cgroup") $(cat "$(cg_dir memory "$id")/memory.limit_in_bytes" 2>&1)"
+        fi
         rt delete -f "$id" >/dev/null 2>&1
         t_eq "delete removes it from the unified hierarchy too" "" "$(cg_left "$id")"
 else
@@ -384,7 +469,11 @@ run_in "$b" /bin/sh -c 'cat /proc/self/cgroup; cat /proc/self/mountinfo'
 id=$T_LAST_ID
 t_eq "every v1 hierarchy in /proc/self/cgroup is the container's" "" \
         "$(grep -E '^[1-9][0-9]*:[^ ]*$' <<<"$T_OUT" | grep -v ":/umwelt-run/$id\$")$T_ERR"
-roots=$(awk '$5 ~ "^/sys/fs/cgroup/." { print $4 }' <<<"$T_OUT" | sort -u)
+if ((V2)); then
+        roots=$(awk '$5 == "/sys/fs/cgroup" { print $4 }' <<<"$T_OUT" | sort -u)
+else
+        roots=$(awk '$5 ~ "^/sys/fs/cgroup/." { print $4 }' <<<"$T_OUT" | sort -u)
+fi
 t_eq "the cgroup mount binds the container's own cgroup in every hierarchy" "/umwelt-run/$id" \
         "$roots"
 cfg_set "$b" 'set_ns("cgroup"); c["mounts"] = [m for m in c["mounts"] if m["destination"] != "/sys/fs/cgroup"]'
@@ -424,14 +513,14 @@ cfg_set "$b" 'c.pop("hooks", None)'
 
 # A create killed between making the cgroup2 directory (before clone) and
 # writing state.json: delete --force finds the cgroup from the saved config.
-if [[ -d $CG/unified ]] && is_umwelt; then
+if [[ -d $UNI ]] && is_umwelt; then
         new_id
         id=$T_LAST_ID
-        mkdir -p "$T_ROOT/$id" "$CG/unified/umwelt-run/$id"
+        mkdir -p "$T_ROOT/$id" "$UNI/umwelt-run/$id"
         cp "$b/config.json" "$T_ROOT/$id/config.json"
         t_run "delete --force of a create killed before state.json exits 0" rt delete --force "$id"
         t_eq "... and removes its cgroup2 directory and state dir" "" \
-                "$(ls -d "$CG/unified/umwelt-run/$id" "$T_ROOT/$id" 2>/dev/null)"
+                "$(ls -d "$UNI/umwelt-run/$id" "$T_ROOT/$id" 2>/dev/null)"
 fi
 
 t_done

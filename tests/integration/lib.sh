@@ -248,8 +248,14 @@ t_test_user() {
         chown "$U:$G" "$XDG"
 }
 as_user() {
-        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
-                XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$@"
+        (
+                # Where the user's own processes live on a systemd v2 host
+                # (t_delegate_cgroups); root moves the subshell, as systemd
+                # would start it there.
+                [[ -n $T_CG_SCOPE ]] && echo "$BASHPID" >"$T_CG_SCOPE/cgroup.procs"
+                exec runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+                        XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$@"
+        )
 }
 
 # t_keep_floor: the host floor (/etc/umwelt) belongs to the machine, and
@@ -275,21 +281,52 @@ floor() {
         chmod 644 "$FLOOR"
 }
 
-# t_delegate_cgroups: what delegating cgroups to the test user is on a
-# cgroup v1 host: a directory umwelt-run-UID per controller the presets
-# limit, owned by the user, removed at exit. Fails where the host is not v1.
+# cgroup_v2_only: true on a pure cgroup v2 host (cgroup2 on /sys/fs/cgroup).
+cgroup_v2_only() { [[ $(stat -f -c %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; }
+
+# t_delegate_cgroups: delegates cgroups to the test user, removed at exit;
+# sets T_CG_USER, the directory the user's containers' cgroups go in (on v1,
+# the one below the pids hierarchy). On a cgroup v1 host: a directory
+# umwelt-run-UID per controller the presets limit, owned by the user. On a
+# pure v2 host, what systemd makes for user@UID.service (Delegate=yes):
+# user.slice/user-UID.slice/user@UID.service with memory, pids and cpu
+# enabled down to it, the directory and its cgroup.procs, subtree_control
+# and threads the user's, and as_user's commands in a leaf of it
+# (umwelt-test.scope: a cgroup with processes can give its children no
+# controller). Fails on a hybrid host's unified hierarchy alone.
 T_DELEGATED=()
+T_CG_SCOPE=
+T_CG_USER=
 t_delegate_cgroups() {
-        [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs && -d /sys/fs/cgroup/pids ]] || return 1
         local c d
+        if cgroup_v2_only; then
+                local slice=/sys/fs/cgroup/user.slice/user-$U.slice
+                local svc=$slice/user@$U.service
+                mkdir -p "$svc/umwelt-test.scope" || return 1
+                T_DELEGATED+=("$svc" "$slice")
+                for d in /sys/fs/cgroup /sys/fs/cgroup/user.slice "$slice"; do
+                        echo '+memory +pids +cpu' >"$d/cgroup.subtree_control" || return 1
+                done
+                chown "$U:$G" "$svc" "$svc"/cgroup.{procs,subtree_control,threads} || return 1
+                chown -R "$U:$G" "$svc/umwelt-test.scope" || return 1
+                T_CG_SCOPE=$svc/umwelt-test.scope
+                T_CG_USER=$svc/umwelt-run
+                return 0
+        fi
+        [[ $(stat -f -c %T /sys/fs/cgroup) == tmpfs && -d /sys/fs/cgroup/pids ]] || return 1
         for c in memory cpu pids; do
                 d=/sys/fs/cgroup/$c/umwelt-run-$U
                 mkdir -p "$d" && chown -R "$U:$G" "$d" && T_DELEGATED+=("$d")
         done
+        T_CG_USER=/sys/fs/cgroup/pids/umwelt-run-$U
 }
 undelegate_cgroups() {
         local d
-        for d in "${T_DELEGATED[@]}"; do rmdir "$d"/*/ "$d" 2>/dev/null; done
+        T_CG_SCOPE=
+        for d in "${T_DELEGATED[@]}"; do
+                [[ -d $d ]] && find "$d" -depth -mindepth 1 -type d -exec rmdir {} + 2>/dev/null
+                rmdir "$d" 2>/dev/null
+        done
         return 0
 }
 

@@ -111,4 +111,35 @@ capture urt --cgroup-manager disabled run --bundle "$rb" "$T_LAST_ID"
 t_eq "rootless: with --cgroup-manager disabled it starts (without the limit)" 0 "$T_RC" "$T_OUT"
 cfg_set "$rb" "c['linux'].pop('resources', None)"
 
+# With a cgroup delegated as the host's version does it (v2: systemd's
+# user@UID.service, the user's commands in a leaf of it): the user's limits
+# hold, in a cgroup below the delegated one, removed by delete.
+if t_delegate_cgroups; then
+        cfg_set "$rb" "c['linux']['resources'] = {'memory': {'limit': 67108864}, 'pids': {'limit': 20}}"
+        urun /bin/probe forks 100
+        t_match "rootless, delegated: a fork loop stops at the pids limit of 20" '^forked 1[0-9]$' "$T_OUT" "$T_ERR"
+        cfg_args "$rb" /bin/probe sleep 1000
+        new_id
+        id=$T_LAST_ID
+        urt run -d --bundle "$rb" "$id" >/dev/null 2>&1 </dev/null
+        pid=$(json_get "$(urt state "$id" 2>/dev/null)" 'j["pid"]')
+        if cgroup_v2_only; then
+                t_eq "rootless, delegated: the init is in a cgroup below the delegated one" \
+                        "0::${T_CG_USER#/sys/fs/cgroup}/$id" "$(grep '^0::' "/proc/$pid/cgroup" 2>&1)"
+                t_eq "rootless, delegated: its memory.max is the limit" 67108864 \
+                        "$(cat "$T_CG_USER/$id/memory.max" 2>&1)"
+        else
+                t_eq "rootless, delegated: its memory limit is on the delegated hierarchy" 67108864 \
+                        "$(cat "/sys/fs/cgroup/memory/umwelt-run-$U/$id/memory.limit_in_bytes" 2>&1)"
+        fi
+        urt kill "$id" KILL >/dev/null 2>&1
+        wait_status_u
+        t_run "rootless, delegated: delete" urt delete "$id"
+        t_eq "rootless, delegated: delete removes its cgroup" "" \
+                "$(find /sys/fs/cgroup -path "*$id*" 2>/dev/null)"
+        cfg_set "$rb" "c['linux'].pop('resources', None)"
+else
+        t_skip "rootless with a delegated cgroup" "the host's cgroups are neither v1 nor pure v2"
+fi
+
 t_done

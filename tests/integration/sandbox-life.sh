@@ -65,8 +65,13 @@ CG=
 remember() {
         local pid=$1
         NS=$(stat -L -c %i "/proc/$pid/ns/pid")
-        CG=$(sed -n 's/^[0-9]*:pids:\(.*\)/\1/p' "/proc/$pid/cgroup")
-        [[ $CG == / || $CG == "" ]] && CG= || CG=/sys/fs/cgroup/pids$CG
+        if cgroup_v2_only; then
+                CG=$(sed -n 's/^0::\(.*\)/\1/p' "/proc/$pid/cgroup")
+                [[ $CG == / || $CG == "" ]] && CG= || CG=/sys/fs/cgroup$CG
+        else
+                CG=$(sed -n 's/^[0-9]*:pids:\(.*\)/\1/p' "/proc/$pid/cgroup")
+                [[ $CG == / || $CG == "" ]] && CG= || CG=/sys/fs/cgroup/pids$CG
+        fi
 }
 leftovers() {
         local id=$1 pid=$2 p out=
