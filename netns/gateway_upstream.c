@@ -2,11 +2,13 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
+#include "common/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <resolv.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -209,6 +211,21 @@ static int start_workers(struct gateway_resolver *r)
         return 0;
 }
 
+/* The engine opens no file once confined, while glibc reads its resolver's
+ * configuration (/etc/resolv.conf, /etc/nsswitch.conf, /etc/gai.conf,
+ * /etc/host.conf) on first use and later only stats it: one lookup and
+ * res_init() now load all of it. What nss_files opens at every lookup
+ * (/etc/hosts) is refused later, and glibc asks DNS instead. */
+static void warm_up(void)
+{
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+        struct addrinfo *res = NULL;
+        if (res_init() != 0)
+                umw_debug("resolver: res_init failed");
+        if (getaddrinfo("localhost", NULL, &hints, &res) == 0)
+                freeaddrinfo(res);
+}
+
 int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
                          struct umw_error **err)
 {
@@ -224,8 +241,10 @@ int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
         else if (hosts_file) {
                 r->from_file = true;
                 rc = hosts_load(r, hosts_file, err);
-        } else
+        } else {
+                warm_up();
                 rc = 0;
+        }
         if (rc < 0) {
                 gateway_resolver_free(r);
                 return rc;
