@@ -591,13 +591,33 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
                 sigprocmask(SIG_SETMASK, old_mask, NULL);
 }
 
+/* A signalfd's readiness is registered on the signal queue of the process
+ * that added it to epoll: the engine's own signals need a signalfd the
+ * engine added. SIGHUP is the monitor's (the engine keeps it blocked). */
+static int engine_signals(struct loop *l, struct umw_error **err)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        int r = ep_set(l->gw->epfd, &l->signal, 0);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "gateway: epoll_ctl");
+        umw_close_fdp(&l->signal.fd);
+        int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "signalfd");
+        return add_endpoint(l->gw, &l->signal, EP_SIGNAL, fd, err);
+}
+
 /* The engine, in the forked child: confined, then serving. */
 static int engine(struct loop *l, int ctl, struct umw_error **err)
 {
         const struct gateway_options *o = l->gw->o;
         int r;
         if ((r = add_endpoint(l->gw, &l->control, EP_CONTROL, ctl, err)) < 0 ||
-            (r = gateway_confine_engine(err)) < 0 || (r = announce_ready(o->ready_fd, err)) < 0)
+            (r = engine_signals(l, err)) < 0 || (r = gateway_confine_engine(err)) < 0 ||
+            (r = announce_ready(o->ready_fd, err)) < 0)
                 return r;
         umw_debug("gateway: serving %zu listeners", o->n_listen);
         return serve(l, err);

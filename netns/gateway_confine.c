@@ -91,6 +91,8 @@ static const int engine_calls[] = {
     SCMP_SYS(fsync),
     SCMP_SYS(fdatasync),
     SCMP_SYS(splice),
+    SCMP_SYS(pread64),
+    SCMP_SYS(pwrite64),
 };
 
 /* Never a library's probe in the engine: a process that tries them is
@@ -125,23 +127,12 @@ static const int engine_fatal[] = {
 #ifdef UMW_SANITIZED
 /* LeakSanitizer's exit-time check (and ASan's reports). */
 static const int sanitizer_calls[] = {
-    SCMP_SYS(clone),
-    SCMP_SYS(ptrace),
-    SCMP_SYS(prctl),
-    SCMP_SYS(wait4),
-    SCMP_SYS(getdents64),
-    SCMP_SYS(sigaltstack),
-    SCMP_SYS(rt_sigaction),
-    SCMP_SYS(sched_yield),
-    SCMP_SYS(tgkill),
-    SCMP_SYS(kill),
-    SCMP_SYS(lseek),
-    SCMP_SYS(readlink),
-    SCMP_SYS(getppid),
-    SCMP_SYS(mprotect),
-    SCMP_SYS(mmap),
-    SCMP_SYS(pread64),
-    SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(clone),       SCMP_SYS(ptrace),       SCMP_SYS(prctl),
+    SCMP_SYS(wait4),       SCMP_SYS(getdents64),   SCMP_SYS(getdents),
+    SCMP_SYS(sigaltstack), SCMP_SYS(rt_sigaction), SCMP_SYS(sched_yield),
+    SCMP_SYS(tgkill),      SCMP_SYS(kill),         SCMP_SYS(lseek),
+    SCMP_SYS(readlink),    SCMP_SYS(getppid),      SCMP_SYS(mprotect),
+    SCMP_SYS(mmap),        SCMP_SYS(pread64),      SCMP_SYS(sched_getaffinity),
 };
 #endif
 
@@ -169,18 +160,36 @@ static int add_memory(scmp_filter_ctx ctx)
         return r;
 }
 
+static int add_fatal(scmp_filter_ctx ctx)
+{
+        for (size_t i = 0; i < ARRAY_LEN(engine_fatal); i++) {
+#ifdef UMW_SANITIZED
+                if (engine_fatal[i] == SCMP_SYS(ptrace))
+                        continue; /* LeakSanitizer's tracer: sanitizer_calls */
+#endif
+                int r = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, engine_fatal[i], 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int add_sanitizer(scmp_filter_ctx ctx)
 {
 #ifdef UMW_SANITIZED
         int r = add_all(ctx, SCMP_ACT_ALLOW, sanitizer_calls, ARRAY_LEN(sanitizer_calls));
         /* sanitizer_common's ReadFileToBuffer and ThreadLister: O_RDONLY
-         * alone, and O_RDONLY | O_DIRECTORY | O_CLOEXEC. */
-        if (r == 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                                     SCMP_A2(SCMP_CMP_EQ, O_RDONLY));
-        if (r == 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                                     SCMP_A2(SCMP_CMP_EQ, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+         * alone, or with O_DIRECTORY (and O_CLOEXEC in newer ones), through
+         * open (GCC's, on x86_64) or openat (LLVM's). */
+        static const scmp_datum_t flags[] = {O_RDONLY, O_RDONLY | O_DIRECTORY,
+                                             O_RDONLY | O_DIRECTORY | O_CLOEXEC};
+        for (size_t i = 0; r == 0 && i < ARRAY_LEN(flags); i++) {
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                                     SCMP_A1(SCMP_CMP_EQ, flags[i]));
+                if (r == 0)
+                        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                                             SCMP_A2(SCMP_CMP_EQ, flags[i]));
+        }
         return r;
 #else
         (void)ctx;
@@ -280,10 +289,8 @@ int gateway_confine_engine(struct umw_error **err)
                 r = add_sockets(ctx);
         if (r == 0)
                 r = add_sanitizer(ctx);
-#ifndef UMW_SANITIZED
         if (r == 0)
-                r = add_all(ctx, SCMP_ACT_KILL_PROCESS, engine_fatal, ARRAY_LEN(engine_fatal));
-#endif
+                r = add_fatal(ctx);
         r = r < 0 ? umw_fail_sys(err, -r, "gateway: seccomp rules") : load(ctx, "gateway", err);
         seccomp_release(ctx);
         return r;
