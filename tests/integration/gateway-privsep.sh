@@ -81,15 +81,21 @@ with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem
     for line in maps:
         m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line)
         start, end, perms = int(m[1], 16), int(m[2], 16), m[3]
-        if perms[0] != "r" or "[vvar" in line or "[vsyscall" in line:
+        # Past 1 GiB: a sanitizer's shadow or allocator reservation, not
+        # written memory.
+        if perms[0] != "r" or "[vvar" in line or "[vsyscall" in line or end - start > 1 << 30:
             continue
-        try:
-            mem.seek(start)
-            data = mem.read(end - start)
-        except OSError:
-            continue
-        if any(n in data for n in needles):
-            found = True
+        tail = b""
+        for at in range(start, end, 1 << 22):
+            try:
+                mem.seek(at)
+                chunk = mem.read(min(1 << 22, end - at))
+            except OSError:
+                break
+            data = tail + chunk
+            if any(n in data for n in needles):
+                found = True
+            tail = data[-64:]
 print("found" if found else "absent")
 PY
 }
