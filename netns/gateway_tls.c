@@ -184,13 +184,12 @@ int conn_tls_accept(struct conn *c)
 {
         if (flow_pending(&c->down))
                 return 0; /* the 200 goes out in the clear first */
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         SSL *ssl = NULL;
         const char *hello = c->up.buf + c->up.start;
         if (tls_term_accept(c->gw->tls.term, c->client.fd, &c->req.host, hello,
                             c->up.end - c->up.start, &ssl, &err) < 0) {
                 conn_close_because(c, NULL, err->msg);
-                umw_error_free(err);
                 return 0;
         }
         tls_ready(&c->client, ssl);
@@ -211,14 +210,13 @@ static int handshake(struct endpoint *ep, struct umw_error **err)
 
 int step_tls_accept(struct conn *c)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         int r = handshake(&c->client, &err);
         if (r == 0)
                 return 0;
         if (r < 0) {
                 char why[512];
                 snprintf(why, sizeof(why), "client: %s", err->msg);
-                umw_error_free(err);
                 conn_close_because(c, "deny", why);
                 return 0;
         }
@@ -231,7 +229,7 @@ int step_tls_accept(struct conn *c)
         return 0;
 }
 
-static void upstream_refused(struct conn *c, struct umw_error *err)
+static void upstream_refused(struct conn *c, const struct umw_error *err)
 {
         char host[EGRESS_HOST_TEXT_SIZE + 2], why[512];
         if (egress_host_format(&c->req.host, host, sizeof(host)) < 0)
@@ -240,31 +238,37 @@ static void upstream_refused(struct conn *c, struct umw_error *err)
         conn_answerf(c, 502, NULL, why,
                      "umwelt-gateway: TLS to %s:%u (%s) failed, the request was not sent: %s.\n",
                      host, c->req.port, c->req.address, err->msg);
-        umw_error_free(err);
+}
+
+/* The upstream end's SSL on the connected socket (the host's store read
+ * at the first use). */
+static int tls_connect(struct conn *c, struct umw_error **err)
+{
+        SSL *ssl = NULL;
+        struct gateway_tls *t = &c->gw->tls;
+        int r;
+        if (!t->upstream && (r = tls_upstream_new_fd(t->roots_fd, &t->upstream, err)) < 0)
+                return r;
+        if ((r = tls_upstream_connect(t->upstream, c->upstream.fd, &c->req.host, &ssl, err)) < 0)
+                return r;
+        tls_ready(&c->upstream, ssl);
+        c->upstream.tls_read_wait = EPOLLOUT; /* the ClientHello goes first */
+        conn_set_state(c, CONN_TLS_CONNECT);
+        return 0;
 }
 
 void conn_tls_connect(struct conn *c)
 {
-        struct umw_error *err = NULL;
-        SSL *ssl = NULL;
-        struct gateway_tls *t = &c->gw->tls;
-        if (!t->upstream && tls_upstream_new_fd(t->roots_fd, &t->upstream, &err) < 0) {
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (tls_connect(c, &err) < 0)
                 upstream_refused(c, err);
-                return;
-        }
-        if (tls_upstream_connect(t->upstream, c->upstream.fd, &c->req.host, &ssl, &err) < 0) {
-                upstream_refused(c, err);
-                return;
-        }
-        tls_ready(&c->upstream, ssl);
-        c->upstream.tls_read_wait = EPOLLOUT; /* the ClientHello goes first */
-        conn_set_state(c, CONN_TLS_CONNECT);
-        conn_stream(c);
+        else
+                conn_stream(c);
 }
 
 int step_tls_connect(struct conn *c)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         int r = handshake(&c->upstream, &err);
         if (r <= 0) {
                 if (r < 0)

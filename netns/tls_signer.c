@@ -47,10 +47,9 @@ static void send_resp(int sock, enum tls_signer_status st, const void *body, siz
         }
 }
 
-static void send_refusal(int sock, struct umw_error *err)
+static void send_refusal(int sock, const struct umw_error *err)
 {
         send_resp(sock, TLS_SIGNER_REFUSED, err->msg, strlen(err->msg));
-        umw_error_free(err);
 }
 
 static void send_cert(int sock, X509 *x)
@@ -92,7 +91,7 @@ static int make_leaf(const struct tls_ca *ca, const void *buf, size_t len, X509 
 
 static void answer(int sock, const struct tls_ca *ca, const void *buf, size_t len)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         X509 *leaf = NULL;
         if (make_leaf(ca, buf, len, &leaf, &err) < 0) {
                 send_refusal(sock, err);
@@ -138,17 +137,23 @@ static int become_signer(pid_t parent, int sock, struct umw_error **err)
         return keep_only(sock, err);
 }
 
+/* The CA, or a refusal sent as the hello. */
+static int open_ca(pid_t parent, int sock, const char *dir, bool create, struct tls_ca **ca)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        int r;
+        if ((r = become_signer(parent, sock, &err)) < 0 ||
+            (r = tls_ca_open(dir, create, ca, &err)) < 0)
+                send_refusal(SIGNER_FD, err);
+        return r;
+}
+
 static _Noreturn void signer_main(pid_t parent, int sock, const char *dir, bool create)
 {
         struct umw_error *err = NULL;
         struct tls_ca *ca = NULL;
-        int r = become_signer(parent, sock, &err);
-        if (r == 0)
-                r = tls_ca_open(dir, create, &ca, &err);
-        if (r < 0) {
-                send_refusal(SIGNER_FD, err);
+        if (open_ca(parent, sock, dir, create, &ca) < 0)
                 exit(0);
-        }
         send_cert(SIGNER_FD, tls_ca_cert(ca));
         if (gateway_confine_signer(SIGNER_FD, &err) < 0) {
                 umw_log_error(err);
