@@ -1,5 +1,7 @@
 #include "netns/gateway.h"
 #include "netns/gateway_conn.h"
+#include "netns/gateway_confine.h"
+#include "netns/gateway_monitor.h"
 #include "netns/gateway_log.h"
 #include "netns/gateway_policy.h"
 #include "common/cleanup.h"
@@ -28,7 +30,7 @@ struct loop {
         struct endpoint listeners[8];
         size_t n_listeners;
         bool listeners_paused; /* out of fds: accept again at the next sweep */
-        struct endpoint signal, timer, resolver, owner;
+        struct endpoint signal, timer, resolver, owner, control;
 };
 
 uint64_t gateway_now_ms(void)
@@ -247,8 +249,11 @@ void gateway_rules_unref(struct gateway_rules *r)
         }
 }
 
-/* A fresh set read from the policy files; NULL only when out of memory. */
-static struct gateway_rules *rules_load(const struct gateway_options *o, struct umw_error **err)
+/* A fresh set read from the policy files (by name at the start; on a
+ * reload from the fds the monitor opened: fds NULL at the start); NULL only
+ * when out of memory. */
+static struct gateway_rules *rules_load(const struct gateway_options *o, const int *fds,
+                                        const int *errs, struct umw_error **err)
 {
         struct gateway_rules *r = calloc(1, sizeof(*r));
         if (!r) {
@@ -257,14 +262,17 @@ static struct gateway_rules *rules_load(const struct gateway_options *o, struct 
         }
         r->refs = 1;
         /* On failure the set stays empty: everything is refused. */
-        gateway_policy_load(o->policy_files, o->n_policy, &r->rules, err);
+        if (fds)
+                gateway_policy_load_fds(o->policy_files, fds, errs, o->n_policy, &r->rules, err);
+        else
+                gateway_policy_load(o->policy_files, o->n_policy, &r->rules, err);
         return r;
 }
 
-static void reload(struct gateway *gw)
+static void reload(struct gateway *gw, const int *fds, const int *errs)
 {
         struct umw_error *err = NULL;
-        struct gateway_rules *r = rules_load(gw->o, &err);
+        struct gateway_rules *r = rules_load(gw->o, fds, errs, &err);
         /* A policy that cannot be read refuses everything: never keep rules
          * the files no longer say. */
         static struct gateway_rules refuse_all = {.refs = 1}; /* never freed */
@@ -282,12 +290,31 @@ static void reload(struct gateway *gw)
 static void on_signal(struct loop *l)
 {
         struct signalfd_siginfo si;
-        while (read(l->signal.fd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGHUP)
-                        reload(l->gw);
-                else
+        while (read(l->signal.fd, &si, sizeof(si)) == sizeof(si))
+                if (si.ssi_signo != SIGHUP) /* the monitor's job: on_control() */
                         l->gw->stop = true;
+}
+
+/* The monitor's reload: the policy files it opened, as fds. */
+static void on_control(struct loop *l)
+{
+        int fds[GATEWAY_POLICY_MAX], errs[GATEWAY_POLICY_MAX];
+        size_t n = 0;
+        int r = gateway_monitor_recv(l->control.fd, fds, errs, &n);
+        if (r == 0) {
+                umw_warn("gateway: the monitor has ended: stopping");
+                l->gw->stop = true;
         }
+        if (r <= 0)
+                return;
+        if (n == l->gw->o->n_policy)
+                reload(l->gw, fds, errs);
+        else
+                umw_warn("gateway: reload: %zu files from the monitor, expected %zu", n,
+                         l->gw->o->n_policy);
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
 }
 
 static bool expired(uint64_t now, uint64_t since, unsigned timeout)
@@ -406,6 +433,9 @@ static void dispatch(struct loop *l, struct epoll_event *ev)
         case EP_RESOLVER:
                 on_lookups(l);
                 break;
+        case EP_CONTROL:
+                on_control(l);
+                break;
         case EP_OWNER:
                 umw_warn("gateway: the sandbox's process has ended: stopping");
                 l->gw->stop = true;
@@ -490,7 +520,7 @@ static int setup(struct loop *l, sigset_t *old_mask, struct umw_error **err)
         if (o->n_listen == 0 || o->n_listen > ARRAY_SIZE(l->listeners))
                 return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "gateway: 1 to %zu listeners",
                                 ARRAY_SIZE(l->listeners));
-        if (!(gw->rules = rules_load(o, err)) || *err)
+        if (!(gw->rules = rules_load(o, NULL, NULL, err)) || *err)
                 return -EINVAL;
         if ((r = gateway_tls_setup(gw, o->upstream_ca, o->trust_dir, err)) < 0)
                 return r;
@@ -553,6 +583,7 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
                 close(gw->o->listen_fds[i]);
         umw_close_fdp(&l->signal.fd);
         umw_close_fdp(&l->timer.fd);
+        umw_close_fdp(&l->control.fd);
         if (gw->o->owner_pidfd >= 0)
                 close(gw->o->owner_pidfd);
         umw_close_fdp(&gw->epfd);
@@ -560,19 +591,67 @@ static void teardown(struct loop *l, const sigset_t *old_mask)
                 sigprocmask(SIG_SETMASK, old_mask, NULL);
 }
 
+/* A signalfd's readiness is registered on the signal queue of the process
+ * that added it to epoll: the engine's own signals need a signalfd the
+ * engine added. SIGHUP is the monitor's (the engine keeps it blocked). */
+static int engine_signals(struct loop *l, struct umw_error **err)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        int r = ep_set(l->gw->epfd, &l->signal, 0);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "gateway: epoll_ctl");
+        umw_close_fdp(&l->signal.fd);
+        int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (fd < 0)
+                return umw_fail_errno(err, "signalfd");
+        return add_endpoint(l->gw, &l->signal, EP_SIGNAL, fd, err);
+}
+
+/* The engine, in the forked child: confined, then serving. */
+static int engine(struct loop *l, int ctl, struct umw_error **err)
+{
+        const struct gateway_options *o = l->gw->o;
+        int r;
+        if ((r = add_endpoint(l->gw, &l->control, EP_CONTROL, ctl, err)) < 0 ||
+            (r = engine_signals(l, err)) < 0 || (r = gateway_confine_engine(err)) < 0 ||
+            (r = announce_ready(o->ready_fd, err)) < 0)
+                return r;
+        umw_debug("gateway: serving %zu listeners", o->n_listen);
+        return serve(l, err);
+}
+
+/* The monitor, in the parent: its copy of the engine's state freed, then
+ * reloads and signals until the engine ends. */
+static int monitor(struct loop *l, pid_t pid, int ctl, struct umw_error **err)
+{
+        const struct gateway_options *o = l->gw->o;
+        teardown(l, NULL);
+        if (o->ready_fd >= 0)
+                close(o->ready_fd);
+        int r = gateway_monitor_run(pid, ctl, o->policy_files, o->n_policy, err);
+        return r;
+}
+
 int gateway_run(const struct gateway_options *o, struct umw_error **err)
 {
-        struct gateway gw = {.o = o, .epfd = -1};
+        struct gateway gw = {.o = o, .epfd = -1, .tls = {.roots_fd = -1}};
         struct loop l = {.gw = &gw};
-        l.signal.fd = l.timer.fd = -1;
+        l.signal.fd = l.timer.fd = l.control.fd = -1;
         sigset_t old_mask;
+        pid_t pid = -1;
+        int ctl = -1;
         int r = setup(&l, &old_mask, err);
         if (r == 0)
-                r = announce_ready(o->ready_fd, err);
-        if (r == 0) {
-                umw_debug("gateway: serving %zu listeners", o->n_listen);
-                r = serve(&l, err);
-        }
+                r = gateway_monitor_fork(&pid, &ctl, err);
+        if (r == 0 && pid > 0)
+                return monitor(&l, pid, ctl, err);
+        if (r == 0)
+                r = engine(&l, ctl, err);
+        else if (ctl >= 0)
+                close(ctl);
         teardown(&l, l.signal.fd >= 0 ? &old_mask : NULL);
         if (r == 0)
                 announce_stopped(o->ready_fd);

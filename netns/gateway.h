@@ -7,7 +7,8 @@
  * method or path, a CONNECT is terminated with a leaf of the user's umwelt
  * CA and each request inside it decided and sent on over TLS verified
  * against the host's trust store; each request is one line in the egress
- * log. SIGHUP reads the policy files again, SIGTERM and SIGINT stop. */
+ * log. SIGHUP reads the policy files again (through the monitor), SIGTERM
+ * and SIGINT stop. */
 #ifndef UMW_NETNS_GATEWAY_H
 #define UMW_NETNS_GATEWAY_H
 
@@ -41,10 +42,12 @@ struct gateway_options {
 #define GATEWAY_DEFAULT_IDLE_TIMEOUT    300000
 #define GATEWAY_DEFAULT_CONNECT_TIMEOUT 30000
 
-/* Serves until SIGTERM or SIGINT or the end of the owner's process
- * (returns 0) or a failure of the loop
- * itself. A policy that cannot be read at the start is an error; on SIGHUP
- * it refuses every request until it can be read again. Closes the
+/* Sets up (the signer forked first, every file opened), then forks the
+ * engine (confined: gateway_confine.h) which serves until SIGTERM or SIGINT
+ * or the end of the owner's process (returns 0) or a failure of the loop
+ * itself, while this process stays the monitor (gateway_monitor.h) and
+ * returns the engine's exit status (> 0: the engine has said why). A policy that cannot be read at
+ * the start is an error; on SIGHUP it refuses every request until it can be read again. Closes the
  * listeners. */
 int gateway_run(const struct gateway_options *o, struct umw_error **err);
 

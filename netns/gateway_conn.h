@@ -33,6 +33,8 @@ void gateway_rules_unref(struct gateway_rules *r);
 /* TLS termination with the user's umwelt CA (gateway_tls.c). term is NULL
  * while the CA cannot be used; error then says why. */
 struct gateway_tls {
+        struct tls_signer *signer; /* the CA's key is there (tls_signer.h) */
+        int roots_fd;              /* the host's trust store, opened at the start; -1 */
         struct tls_term *term;
         struct tls_upstream *upstream;
         char *error;
@@ -69,7 +71,16 @@ struct endpoint {
         bool tls_write_blocked;                 /* the same bytes must be offered again */
 };
 
-enum { EP_CLIENT, EP_UPSTREAM, EP_LISTENER, EP_SIGNAL, EP_TIMER, EP_RESOLVER, EP_OWNER };
+enum {
+        EP_CLIENT,
+        EP_UPSTREAM,
+        EP_LISTENER,
+        EP_SIGNAL,
+        EP_TIMER,
+        EP_RESOLVER,
+        EP_OWNER,
+        EP_CONTROL,
+};
 
 /* Bytes on their way from one side to the other: first extra (a head the
  * gateway wrote), then the first fwd bytes of buf. What buf holds beyond fwd

@@ -58,7 +58,8 @@ static int rules_append(struct egress_rules *to, struct egress_rules *from)
         return 0;
 }
 
-static int load_file(const char *file, struct egress_rules *out, struct umw_error **err)
+/* fd -1: file opened by name. */
+static int load_file(const char *file, int fd, struct egress_rules *out, struct umw_error **err)
 {
         static const char *const keys[] = {"enabled", "allow", "deny", NULL};
         _cleanup_toml_ struct toml_value *root = NULL;
@@ -66,7 +67,7 @@ static int load_file(const char *file, struct egress_rules *out, struct umw_erro
         bool enabled = true;
         _cleanup_free_ const char **allow = NULL;
         _cleanup_free_ const char **deny = NULL;
-        int r = toml_parse_file(file, &root, err);
+        int r = fd < 0 ? toml_parse_file(file, &root, err) : toml_parse_fd(fd, file, &root, err);
         if (r < 0)
                 return r;
         if ((r = toml_get(root, "egress", TOML_TABLE, file, &e, err)) <= 0)
@@ -93,7 +94,24 @@ int gateway_policy_load(const char *const *files, size_t n, struct egress_rules 
 {
         *out = (struct egress_rules){0};
         for (size_t i = 0; i < n; i++) {
-                int r = load_file(files[i], out, err);
+                int r = load_file(files[i], -1, out, err);
+                if (r < 0) {
+                        egress_rules_free(out);
+                        *out = (struct egress_rules){0};
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int gateway_policy_load_fds(const char *const *files, const int *fds, const int *errs, size_t n,
+                            struct egress_rules *out, struct umw_error **err)
+{
+        *out = (struct egress_rules){0};
+        for (size_t i = 0; i < n; i++) {
+                /* The message toml_parse_file() would have given. */
+                int r = errs[i] ? umw_fail_sys(err, errs[i], "open %s", files[i])
+                                : load_file(files[i], fds[i], out, err);
                 if (r < 0) {
                         egress_rules_free(out);
                         *out = (struct egress_rules){0};

@@ -18,6 +18,12 @@ struct umw_error;
 int gateway_policy_load(const char *const *files, size_t n, struct egress_rules *out,
                         struct umw_error **err);
 
+/* The same from files opened by someone else (the gateway's monitor, on
+ * SIGHUP): fds[i] is files[i] open for reading, or errs[i] says why it
+ * could not be opened. */
+int gateway_policy_load_fds(const char *const *files, const int *fds, const int *errs, size_t n,
+                            struct egress_rules *out, struct umw_error **err);
+
 /* The first rule (deny list, then allow list) with methods or a path: one
  * that makes the gateway terminate TLS to decide an HTTPS request. NULL
  * when there is none. */

@@ -13,6 +13,7 @@
 #include "netns/tls_io.h"
 #include "netns/tls_paths.h"
 #include "netns/tls_leaf.h"
+#include "netns/tls_signer.h"
 #include "netns/tls_trust.h"
 #include "netns/tls_upstream.h"
 #include "common/cleanup.h"
@@ -29,26 +30,37 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-/* With trust_dir the CA is made on first use and the sandbox's trust files
+/* The signer is forked before anything in this process reads the CA, and
+ * always: a reload may bring a rule that needs it, and nothing is forked
+ * once the engine is confined. It opens (with trust_dir, makes) the CA
+ * while this process goes on. */
+static int start_signer(struct gateway_tls *t, const char *trust_dir, struct umw_error **err)
+{
+        _cleanup_free_ char *dir = NULL;
+        int r = tls_state_dir("ca", &dir, err);
+        if (r < 0)
+                return r;
+        return tls_signer_start(dir, trust_dir != NULL, &t->signer, err);
+}
+
+/* Termination with the signer's leaves. With trust_dir (at the start only:
+ * the confined engine writes no file) the sandbox's trust files are
  * written before the gateway says ready, so the sandbox never starts
  * without them (and umwelt-run never loads OpenSSL). */
 static int open_term(struct gateway_tls *t, const char *trust_dir, struct umw_error **err)
 {
-        _cleanup_free_ char *dir = NULL;
-        struct tls_ca *ca = NULL;
-        int r = umw_state_dir("ca", &dir, err);
-        if (r == 0)
-                r = tls_ca_open(dir, trust_dir != NULL, &ca, err);
-        if (r == 0 && trust_dir)
-                r = tls_trust_write(ca, NULL, trust_dir, err);
-        if (r == 0)
-                r = tls_term_new(ca, 0, &t->term, err);
-        tls_ca_free(ca);
-        if (r == 0) {
-                free(t->error);
-                t->error = NULL;
-        }
-        return r;
+        X509 *ca = NULL;
+        int r;
+        if (!t->signer)
+                return umw_fail(err, UMW_EXIT_CONFIG, ENOENT, "%s",
+                                t->error ? t->error : "no signer");
+        if ((r = tls_signer_ca(t->signer, &ca, err)) < 0 ||
+            (trust_dir && (r = tls_trust_write_cert(ca, NULL, trust_dir, err)) < 0) ||
+            (r = tls_term_new_signer(t->signer, 0, &t->term, err)) < 0)
+                return r;
+        free(t->error);
+        t->error = NULL;
+        return 0;
 }
 
 static void keep_error(struct gateway_tls *t, struct umw_error *err)
@@ -58,15 +70,24 @@ static void keep_error(struct gateway_tls *t, struct umw_error *err)
         umw_error_free(err);
 }
 
-/* The upstream end's trust: the host's store, or a file given for tests,
- * which must hold PEM certificates. */
+/* The upstream end's trust: a file given for tests, which must hold PEM
+ * certificates, loaded now; or the host's store, opened now (the engine
+ * opens nothing later) and read by the first request that needs it. */
 static int open_upstream(struct gateway_tls *t, const char *ca_file, struct umw_error **err)
 {
-        if (ca_file && access(ca_file, R_OK) < 0)
+        if (!ca_file) {
+                const char *env = getenv(X509_get_default_cert_file_env());
+                const char *roots = env && *env ? env : X509_get_default_cert_file();
+                t->roots_fd = open(roots, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (t->roots_fd < 0)
+                        umw_debug("the host's trust store %s: %s", roots, strerror(errno));
+                return 0;
+        }
+        if (access(ca_file, R_OK) < 0)
                 return umw_fail(err, UMW_EXIT_CONFIG, errno, "--upstream-ca %s: %s", ca_file,
                                 strerror(errno));
         int r = tls_upstream_new(ca_file, &t->upstream, err);
-        if (r < 0 && ca_file)
+        if (r < 0)
                 (*err)->kind = UMW_EXIT_CONFIG;
         return r;
 }
@@ -74,19 +95,21 @@ static int open_upstream(struct gateway_tls *t, const char *ca_file, struct umw_
 int gateway_tls_setup(struct gateway *gw, const char *upstream_ca, const char *trust_dir,
                       struct umw_error **err)
 {
-        /* The host's store is loaded by the first request that needs it. */
-        int r = upstream_ca ? open_upstream(&gw->tls, upstream_ca, err) : 0;
+        /* Loads OpenSSL's configuration while files can still be read. */
+        if (OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL) != 1)
+                return tls_fail(err, "OpenSSL");
+        int r = open_upstream(&gw->tls, upstream_ca, err);
         if (r < 0)
                 return r;
-        /* Rules that need no termination need no CA now (a reload that
-         * brings one opens it), only trust files that are up to date. */
-        if (!gateway_policy_inspecting_rule(&gw->rules->rules) &&
-            (!trust_dir || tls_trust_current(trust_dir)))
-                return 0;
         struct umw_error *ca_err = NULL;
-        if (open_term(&gw->tls, trust_dir, &ca_err) == 0)
-                return 0;
         const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
+        r = start_signer(&gw->tls, trust_dir, &ca_err);
+        /* Rules that need no termination need no CA now (a reload that
+         * brings one asks the signer), only trust files that are up to date. */
+        if (r == 0 && !rule && (!trust_dir || tls_trust_current(trust_dir)))
+                return 0;
+        if (r == 0 && open_term(&gw->tls, trust_dir, &ca_err) == 0)
+                return 0;
         if (rule) {
                 /* Fail closed: never start weaker than the rules say. */
                 *err = ca_err;
@@ -102,7 +125,7 @@ void gateway_tls_reload(struct gateway *gw)
 {
         const char *rule = gateway_policy_inspecting_rule(&gw->rules->rules);
         struct umw_error *err = NULL;
-        if (gw->tls.term || !rule || open_term(&gw->tls, gw->o->trust_dir, &err) == 0)
+        if (gw->tls.term || !rule || open_term(&gw->tls, NULL, &err) == 0)
                 return;
         umw_error_prefix(&err,
                          "reload: the egress rule \"%s\" needs TLS termination; its tunnels "
@@ -115,9 +138,12 @@ void gateway_tls_reload(struct gateway *gw)
 void gateway_tls_free(struct gateway *gw)
 {
         tls_term_free(gw->tls.term);
+        tls_signer_free(gw->tls.signer);
         tls_upstream_free(gw->tls.upstream);
         free(gw->tls.error);
-        gw->tls = (struct gateway_tls){0};
+        if (gw->tls.roots_fd >= 0)
+                close(gw->tls.roots_fd);
+        gw->tls = (struct gateway_tls){.roots_fd = -1};
 }
 
 ssize_t endpoint_tls_recv(struct endpoint *ep, void *buf, size_t len)
@@ -159,13 +185,12 @@ int conn_tls_accept(struct conn *c)
 {
         if (flow_pending(&c->down))
                 return 0; /* the 200 goes out in the clear first */
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         SSL *ssl = NULL;
         const char *hello = c->up.buf + c->up.start;
         if (tls_term_accept(c->gw->tls.term, c->client.fd, &c->req.host, hello,
                             c->up.end - c->up.start, &ssl, &err) < 0) {
                 conn_close_because(c, NULL, err->msg);
-                umw_error_free(err);
                 return 0;
         }
         tls_ready(&c->client, ssl);
@@ -186,14 +211,13 @@ static int handshake(struct endpoint *ep, struct umw_error **err)
 
 int step_tls_accept(struct conn *c)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         int r = handshake(&c->client, &err);
         if (r == 0)
                 return 0;
         if (r < 0) {
                 char why[512];
                 snprintf(why, sizeof(why), "client: %s", err->msg);
-                umw_error_free(err);
                 conn_close_because(c, "deny", why);
                 return 0;
         }
@@ -206,7 +230,7 @@ int step_tls_accept(struct conn *c)
         return 0;
 }
 
-static void upstream_refused(struct conn *c, struct umw_error *err)
+static void upstream_refused(struct conn *c, const struct umw_error *err)
 {
         char host[EGRESS_HOST_TEXT_SIZE + 2], why[512];
         if (egress_host_format(&c->req.host, host, sizeof(host)) < 0)
@@ -215,31 +239,37 @@ static void upstream_refused(struct conn *c, struct umw_error *err)
         conn_answerf(c, 502, NULL, why,
                      "umwelt-gateway: TLS to %s:%u (%s) failed, the request was not sent: %s.\n",
                      host, c->req.port, c->req.address, err->msg);
-        umw_error_free(err);
+}
+
+/* The upstream end's SSL on the connected socket (the host's store read
+ * at the first use). */
+static int tls_connect(struct conn *c, struct umw_error **err)
+{
+        SSL *ssl = NULL;
+        struct gateway_tls *t = &c->gw->tls;
+        int r;
+        if (!t->upstream && (r = tls_upstream_new_fd(t->roots_fd, &t->upstream, err)) < 0)
+                return r;
+        if ((r = tls_upstream_connect(t->upstream, c->upstream.fd, &c->req.host, &ssl, err)) < 0)
+                return r;
+        tls_ready(&c->upstream, ssl);
+        c->upstream.tls_read_wait = EPOLLOUT; /* the ClientHello goes first */
+        conn_set_state(c, CONN_TLS_CONNECT);
+        return 0;
 }
 
 void conn_tls_connect(struct conn *c)
 {
-        struct umw_error *err = NULL;
-        SSL *ssl = NULL;
-        struct gateway_tls *t = &c->gw->tls;
-        if (!t->upstream && tls_upstream_new(NULL, &t->upstream, &err) < 0) {
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (tls_connect(c, &err) < 0)
                 upstream_refused(c, err);
-                return;
-        }
-        if (tls_upstream_connect(t->upstream, c->upstream.fd, &c->req.host, &ssl, &err) < 0) {
-                upstream_refused(c, err);
-                return;
-        }
-        tls_ready(&c->upstream, ssl);
-        c->upstream.tls_read_wait = EPOLLOUT; /* the ClientHello goes first */
-        conn_set_state(c, CONN_TLS_CONNECT);
-        conn_stream(c);
+        else
+                conn_stream(c);
 }
 
 int step_tls_connect(struct conn *c)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         int r = handshake(&c->upstream, &err);
         if (r <= 0) {
                 if (r < 0)

@@ -2,11 +2,13 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
+#include "common/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <resolv.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -93,7 +95,10 @@ static int hosts_line(struct gateway_resolver *r, char *line, const char *file, 
         return 0;
 }
 
-static int hosts_load(struct gateway_resolver *r, const char *file, struct umw_error **err)
+/* lenient: lines that do not parse are skipped (the system's file, read
+ * as glibc would: what it cannot use it ignores). */
+static int hosts_load(struct gateway_resolver *r, const char *file, bool lenient,
+                      struct umw_error **err)
 {
         _cleanup_free_ char *text = NULL;
         size_t len = 0, lineno = 0;
@@ -106,8 +111,17 @@ static int hosts_load(struct gateway_resolver *r, const char *file, struct umw_e
         char *cursor = text;
         for (char *line; (line = strsep(&cursor, "\n"));) {
                 lineno++;
-                if ((rc = hosts_line(r, line, file, lineno, err)) < 0)
+                struct umw_error *bad = NULL;
+                rc = hosts_line(r, line, file, lineno, lenient ? &bad : err);
+                if (rc < 0 && bad && bad->kind == UMW_EXIT_CONFIG) {
+                        umw_error_free(bad);
+                        continue;
+                }
+                if (rc < 0) {
+                        if (bad)
+                                *err = bad;
                         return rc;
+                }
         }
         return 0;
 }
@@ -209,6 +223,38 @@ static int start_workers(struct gateway_resolver *r)
         return 0;
 }
 
+/* The engine opens no file once confined, while glibc reads its resolver's
+ * configuration (/etc/resolv.conf, /etc/nsswitch.conf, /etc/gai.conf,
+ * /etc/host.conf) on first use and later only stats it: one lookup and
+ * res_init() now load all of it. What nss_files opens at every lookup
+ * (/etc/hosts) is refused later, and glibc asks DNS instead. */
+static void warm_up(void)
+{
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+        struct addrinfo *res = NULL;
+        if (res_init() != 0)
+                umw_debug("resolver: res_init failed");
+        if (getaddrinfo("localhost", NULL, &hints, &res) == 0)
+                freeaddrinfo(res);
+}
+
+/* /etc/hosts, read now: nss_files opens it at every lookup, which the
+ * confined engine may not. Its names are answered from this copy first, as
+ * "hosts: files dns" would; a change to it needs a new gateway. */
+static int system_hosts(struct gateway_resolver *r, struct umw_error **err)
+{
+        struct umw_error *e = NULL;
+        int rc = hosts_load(r, "/etc/hosts", true, &e);
+        if (rc == -ENOENT || (rc < 0 && e && e->kind == UMW_EXIT_CONFIG)) {
+                umw_debug("resolver: /etc/hosts: %s", e ? e->msg : "missing");
+                umw_error_free(e);
+                return 0;
+        }
+        if (rc < 0)
+                *err = e;
+        return rc;
+}
+
 int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
                          struct umw_error **err)
 {
@@ -223,9 +269,11 @@ int gateway_resolver_new(const char *hosts_file, struct gateway_resolver **out,
                 rc = umw_fail_errno(err, "resolver pipe");
         else if (hosts_file) {
                 r->from_file = true;
-                rc = hosts_load(r, hosts_file, err);
-        } else
-                rc = 0;
+                rc = hosts_load(r, hosts_file, false, err);
+        } else {
+                warm_up();
+                rc = system_hosts(r, err);
+        }
         if (rc < 0) {
                 gateway_resolver_free(r);
                 return rc;
@@ -266,9 +314,10 @@ int gateway_resolver_fd(const struct gateway_resolver *r)
 
 int gateway_resolver_submit(struct gateway_resolver *r, struct gateway_lookup *l)
 {
-        if (r->from_file) {
+        if (r->from_file || r->n_hosts) {
                 hosts_lookup(r, l);
-                return 1;
+                if (r->from_file || l->rc == 0)
+                        return 1;
         }
         int rc = r->n_threads ? 0 : start_workers(r);
         if (rc < 0) {

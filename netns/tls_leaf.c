@@ -1,5 +1,6 @@
 #include "netns/tls_leaf.h"
 #include "netns/tls_ca.h"
+#include "netns/tls_signer.h"
 #include "netns/tls_io.h"
 #include "netns/tls_x509.h"
 #include "common/error.h"
@@ -24,8 +25,9 @@ struct leaf_entry {
 
 struct tls_term {
         SSL_CTX *ctx;
-        X509 *ca_cert;
+        X509 *ca_cert; /* in-process signing (tests), or */
         EVP_PKEY *ca_key;
+        struct tls_signer *signer; /* the signer process: borrowed */
         EVP_PKEY *key;
         int host_idx; /* SSL ex_data: the egress_host a connection is for */
         struct leaf_entry *cache;
@@ -153,27 +155,24 @@ static int server_ctx(struct tls_term *t, struct umw_error **err)
         return 0;
 }
 
-int tls_term_new(const struct tls_ca *ca, size_t cache_max, struct tls_term **out,
-                 struct umw_error **err)
+static int term_alloc(size_t cache_max, struct tls_term **out, struct umw_error **err)
 {
         struct tls_term *t = calloc(1, sizeof(*t));
         if (!t)
                 return umw_fail_sys(err, ENOMEM, "TLS termination");
         t->max = cache_max ? cache_max : TLS_LEAF_CACHE_DEFAULT;
         t->cache = calloc(t->max, sizeof(*t->cache));
-        t->ca_cert = tls_ca_cert(ca);
-        t->ca_key = tls_ca_key(ca);
-        X509_up_ref(t->ca_cert);
-        EVP_PKEY_up_ref(t->ca_key);
         t->host_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL, free_host);
-        int r = 0;
+        *out = t;
         if (!t->cache || t->host_idx < 0)
-                r = umw_fail_sys(err, ENOMEM, "TLS termination");
-        if (r == 0)
-                r = tls_key_new(&t->key, err);
-        if (r == 0)
-                r = server_ctx(t, err);
-        if (r < 0) {
+                return umw_fail_sys(err, ENOMEM, "TLS termination");
+        return 0;
+}
+
+static int term_finish(struct tls_term *t, struct tls_term **out, struct umw_error **err)
+{
+        int r;
+        if ((r = tls_key_new(&t->key, err)) < 0 || (r = server_ctx(t, err)) < 0) {
                 tls_term_free(t);
                 return r;
         }
@@ -181,11 +180,43 @@ int tls_term_new(const struct tls_ca *ca, size_t cache_max, struct tls_term **ou
         return 0;
 }
 
+/* Leaves signed in this process by ca, or by the signer process. */
+static int term_new(const struct tls_ca *ca, struct tls_signer *signer, size_t cache_max,
+                    struct tls_term **out, struct umw_error **err)
+{
+        struct tls_term *t = NULL;
+        int r = term_alloc(cache_max, &t, err);
+        if (r < 0) {
+                tls_term_free(t);
+                return r;
+        }
+        t->signer = signer;
+        if (ca) {
+                t->ca_cert = tls_ca_cert(ca);
+                t->ca_key = tls_ca_key(ca);
+                X509_up_ref(t->ca_cert);
+                EVP_PKEY_up_ref(t->ca_key);
+        }
+        return term_finish(t, out, err);
+}
+
+int tls_term_new(const struct tls_ca *ca, size_t cache_max, struct tls_term **out,
+                 struct umw_error **err)
+{
+        return term_new(ca, NULL, cache_max, out, err);
+}
+
+int tls_term_new_signer(struct tls_signer *signer, size_t cache_max, struct tls_term **out,
+                        struct umw_error **err)
+{
+        return term_new(NULL, signer, cache_max, out, err);
+}
+
 void tls_term_free(struct tls_term *t)
 {
         if (!t)
                 return;
-        for (size_t i = 0; i < t->n; i++)
+        for (size_t i = 0; t->cache && i < t->n; i++)
                 X509_free(t->cache[i].cert);
         free(t->cache);
         SSL_CTX_free(t->ctx);
@@ -219,7 +250,9 @@ int tls_term_leaf(struct tls_term *t, const struct egress_host *host, X509 **out
                      now - e->made < TLS_LEAF_HOURS * 3600 / 2 && now >= e->made;
         if (!fresh) {
                 X509 *leaf = NULL;
-                int r = tls_leaf_make(t->ca_cert, t->ca_key, t->key, host, now, &leaf, err);
+                int r = t->signer
+                            ? tls_signer_leaf(t->signer, t->key, host, &leaf, err)
+                            : tls_leaf_make(t->ca_cert, t->ca_key, t->key, host, now, &leaf, err);
                 if (r < 0)
                         return r;
                 if (e == &t->cache[t->n])

@@ -7,7 +7,8 @@
  * basicConstraints critical CA:FALSE; keyUsage critical digitalSignature;
  * extendedKeyUsage serverAuth; key identifiers; valid from a minute ago for
  * TLS_LEAF_HOURS; a random serial. All share one EC P-256 key made when the
- * gateway starts and held in its memory only. Leaves are cached per host in
+ * gateway starts and held in its memory only; in the gateway the signer
+ * process (tls_signer.h) signs them, given that key's public half. Leaves are cached per host in
  * a bounded cache (least recently used out) and made again once half their
  * life has passed.
  *
@@ -44,6 +45,12 @@ struct tls_term;
  * after. cache_max 0: TLS_LEAF_CACHE_DEFAULT. */
 int tls_term_new(const struct tls_ca *ca, size_t cache_max, struct tls_term **out,
                  struct umw_error **err);
+/* The same with leaves made by the signer process (tls_signer.h), which
+ * stays the caller's and must outlive t: the engine's way, where the CA's
+ * key is not in this process. */
+struct tls_signer;
+int tls_term_new_signer(struct tls_signer *signer, size_t cache_max, struct tls_term **out,
+                        struct umw_error **err);
 void tls_term_free(struct tls_term *t);
 
 /* The leaf for host, from the cache or made now. Borrowed: valid until the

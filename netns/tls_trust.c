@@ -17,7 +17,7 @@
 
 #define ROOTS_MAX (16 << 20)
 
-static int ca_pem(const struct tls_ca *ca, char **out, size_t *len, struct umw_error **err)
+static int ca_pem(X509 *ca, char **out, size_t *len, struct umw_error **err)
 {
         if (!ca) {
                 *len = 0;
@@ -27,7 +27,7 @@ static int ca_pem(const struct tls_ca *ca, char **out, size_t *len, struct umw_e
         BIO *bio = BIO_new(BIO_s_mem());
         char *p = NULL;
         long n = 0;
-        if (bio && PEM_write_bio_X509(bio, tls_ca_cert(ca)) == 1)
+        if (bio && PEM_write_bio_X509(bio, ca) == 1)
                 n = BIO_get_mem_data(bio, &p);
         *out = n > 0 ? strndup(p, (size_t)n) : NULL;
         *len = (size_t)n;
@@ -65,6 +65,11 @@ static int read_roots(const char *roots, char **buf, size_t *len, struct umw_err
 
 int tls_trust_write(const struct tls_ca *ca, const char *roots, const char *dir,
                     struct umw_error **err)
+{
+        return tls_trust_write_cert(ca ? tls_ca_cert(ca) : NULL, roots, dir, err);
+}
+
+int tls_trust_write_cert(X509 *ca, const char *roots, const char *dir, struct umw_error **err)
 {
         roots = roots ? roots : TLS_TRUST_ROOTS;
         _cleanup_free_ char *host = NULL, *own = NULL, *bundle = NULL;

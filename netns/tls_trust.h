@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include <openssl/x509.h>
+
 struct tls_ca;
 struct umw_error;
 
@@ -27,5 +29,7 @@ struct umw_error;
  * rule that needs one): the host's roots alone, and an empty CA file. */
 int tls_trust_write(const struct tls_ca *ca, const char *roots, const char *dir,
                     struct umw_error **err);
+/* The same from the CA's certificate alone (the signer's hello). */
+int tls_trust_write_cert(X509 *ca, const char *roots, const char *dir, struct umw_error **err);
 
 #endif

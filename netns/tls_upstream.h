@@ -21,6 +21,9 @@ struct tls_upstream;
 /* ca_file NULL: the host's trust store. Else the PEM certificates in
  * ca_file alone. */
 int tls_upstream_new(const char *ca_file, struct tls_upstream **out, struct umw_error **err);
+/* The same trusting the PEM certificates in the file open at fd (read from
+ * its start): the host's store, opened before the engine was confined. */
+int tls_upstream_new_fd(int fd, struct tls_upstream **out, struct umw_error **err);
 void tls_upstream_free(struct tls_upstream *u);
 
 /* A client SSL for the connected non-blocking socket fd (not taken over:

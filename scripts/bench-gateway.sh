@@ -209,8 +209,15 @@ EOF
 
 # The gateway's CPU time so far (user + system, clock ticks): what a
 # tunnel costs it, a figure that the other processes on the machine move
-# far less than the throughput.
-gw_ticks() { awk '{print $14 + $15}' "/proc/$GW_PID/stat"; }
+# far less than the throughput. The gateway is three processes (its
+# monitor, the signer, the engine that carries the bytes): all of them.
+gw_ticks() {
+        local p t=0
+        for p in "$GW_PID" $(pgrep -P "$GW_PID"); do
+                t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+        done
+        echo "$t"
+}
 # The machine's busy and total clock ticks, all cores: whether a transfer
 # is bound by the cores (a relay does a second TCP leg's work on the same two).
 machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= 9 && i <= NF; i++) t += $i; print t - $5 - $6, t; exit}' /proc/stat; }

@@ -303,5 +303,5 @@ int main(int argc, char **argv)
                 umw_error_free(err);
                 return code;
         }
-        return 0;
+        return r; /* the monitor: the engine's status (it said why) */
 }

@@ -328,7 +328,9 @@ touch "$aproj/idle-go"
 wait "$idle_run"
 t_eq "root: a run that makes no connection never starts its gateway" "" "$idle_gw"
 
-# The real gateway killed during a run.
+# The real gateway killed during a run: the process umwelt-run started (the
+# oldest of the three that share its command line), the monitor; its engine
+# and signer die with it.
 rsbx run -p "$aproj" -- sh -c '
         curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
         while [ ! -e "$0/go" ]; do sleep 0.05; done
@@ -336,7 +338,7 @@ rsbx run -p "$aproj" -- sh -c '
         >"$T_TMP/killed.out" 2>"$T_TMP/killed.err" </dev/null &
 killed_run=$!
 for _ in $(seq 100); do
-        kgw=$(pgrep -f -- "umwelt-gateway .*--sandbox umwelt-aproj-") && break
+        kgw=$(pgrep -o -f -- "umwelt-gateway .*--sandbox umwelt-aproj-") && break
         sleep 0.05
 done
 sleep 0.2
