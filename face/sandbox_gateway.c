@@ -309,15 +309,18 @@ static int make_door(pid_t init, struct inherited *in, struct umw_error **err)
         int r = gateway_listen_in_netns(netns, GATEWAY_PORT, fds, &n, err);
         if (r < 0)
                 return umw_error_prefix(err, "egress: the gateway's listeners in the sandbox");
-        for (size_t i = 0; i < n; i++)
-                if (r == 0)
-                        r = inherit(in, fds[i], &in->listen[in->n_listen++], err);
-                else
-                        close(fds[i]);
-        int owner = r < 0 ? -1 : pidfd_open(init, 0);
-        if (r == 0 && owner < 0)
+        for (size_t i = 0; i < n; i++) {
+                if ((r = inherit(in, fds[i], &in->listen[in->n_listen++], err)) < 0) {
+                        /* inherit took fds[i]; the ones after it are still ours */
+                        while (++i < n)
+                                close(fds[i]);
+                        return r;
+                }
+        }
+        int owner = pidfd_open(init, 0);
+        if (owner < 0)
                 return umw_fail_errno(err, "egress: pidfd of the sandbox's init %d", init);
-        return r < 0 ? r : inherit(in, owner, &in->owner, err);
+        return inherit(in, owner, &in->owner, err);
 }
 
 /* OPTION N into argv at *i, the number's text in text. */
@@ -376,22 +379,29 @@ static int ready_pipe(struct inherited *in, int *ready, struct umw_error **err)
         return inherit(in, p[1], &in->ready, err);
 }
 
+/* The door and the gateway's ends, then the gateway: it holds them now, and
+ * they close here whether it started or not. */
+static int spawn_with_door(const struct sandbox *s, const char *log, pid_t init, bool tied,
+                           bool wait, int devnull, int out, int *ready, struct sandbox_gateway *gw,
+                           struct umw_error **err)
+{
+        __attribute__((cleanup(inherited_close))) struct inherited in = {.owner = -1, .ready = -1};
+        int r;
+        if ((r = make_door(init, &in, err)) < 0 || (r = ready_pipe(&in, ready, err)) < 0)
+                return r;
+        return spawn(s, log, &in, tied, !wait, devnull, out, gw, err);
+}
+
 int sandbox_gateway_start(const struct sandbox *s, pid_t init, bool tied, bool wait,
                           struct sandbox_gateway *gw, struct umw_error **err)
 {
         _cleanup_free_ char *log = sandbox_egress_log(s);
         _cleanup_close_ int devnull = -1, out = -1, ready = -1;
-        struct inherited in = {.owner = -1, .ready = -1};
-        int r = log ? open_outputs(s, &devnull, &out, err) : umw_fail_sys(err, ENOMEM, "egress");
-        if (r == 0)
-                r = make_door(init, &in, err);
-        if (r == 0)
-                r = ready_pipe(&in, &ready, err);
-        if (r == 0)
-                r = spawn(s, log, &in, tied, !wait, devnull, out, gw, err);
-        /* The gateway holds the door now: it closes with it. */
-        inherited_close(&in);
-        if (r < 0)
+        if (!log)
+                return umw_fail_sys(err, ENOMEM, "egress");
+        int r;
+        if ((r = open_outputs(s, &devnull, &out, err)) < 0 ||
+            (r = spawn_with_door(s, log, init, tied, wait, devnull, out, &ready, gw, err)) < 0)
                 return r;
         gw->ready = TAKE_FD(ready);
         if (wait && (r = wait_ready(gw, out, err)) < 0)

@@ -271,7 +271,7 @@ static struct gateway_rules *rules_load(const struct gateway_options *o, const i
 
 static void reload(struct gateway *gw, const int *fds, const int *errs)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         struct gateway_rules *r = rules_load(gw->o, fds, errs, &err);
         /* A policy that cannot be read refuses everything: never keep rules
          * the files no longer say. */
@@ -284,7 +284,6 @@ static void reload(struct gateway *gw, const int *fds, const int *errs)
                 umw_log_error(err);
         }
         gateway_log_reload(gw->o->log_fd, gw->o->sandbox, err ? err->msg : NULL);
-        umw_error_free(err);
 }
 
 static void on_signal(struct loop *l)

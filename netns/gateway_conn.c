@@ -420,12 +420,11 @@ void conn_established(struct conn *c)
 /* The host and port of the request target, canonical. */
 static int target_host(struct conn *c, const struct http_head *h)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         struct request *r = &c->req;
         if (egress_host_canon(h->authority.host.p, h->authority.host.n, &r->host, &err) < 0) {
                 conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's host: %s.\n",
                              err->msg);
-                umw_error_free(err);
                 return -EINVAL;
         }
         r->has_host = true;
@@ -438,7 +437,7 @@ static int target_host(struct conn *c, const struct http_head *h)
  * another. */
 static int check_host_field(struct conn *c, const struct http_head *h)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         struct egress_host field;
         if (!h->has_host_header)
                 return 0;
@@ -446,7 +445,6 @@ static int check_host_field(struct conn *c, const struct http_head *h)
         if (egress_host_canon(a->host.p, a->host.n, &field, &err) == 0 &&
             egress_host_equal(&field, &c->req.host) && a->port == c->req.port)
                 return 0;
-        umw_error_free(err);
         conn_answerf(c, 403, "deny", "Host field differs from the request target",
                      "umwelt-gateway: the Host field names another host than the request's URI.\n");
         return -EPERM;
@@ -477,12 +475,11 @@ static int check_tunnel_target(struct conn *c, const struct http_head *h)
 
 static int canon_path(struct conn *c, const struct http_head *h)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         if (egress_path_canon(h->path.p, h->path.n, &c->req.path, &err) == 0)
                 return 0;
         conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: the request's path: %s.\n",
                      err->msg);
-        umw_error_free(err);
         return -EINVAL;
 }
 
@@ -491,13 +488,12 @@ static int canon_path(struct conn *c, const struct http_head *h)
  * serve a later request (see struct gateway_pool), each decided anew. */
 static int prepare_forward(struct conn *c, const struct http_head *h)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         char *head = NULL;
         size_t len = 0;
         const char *extra = c->req.http10 ? "Connection: close\r\n" : NULL;
         if (http_head_write_origin(h, extra, &head, &len, &err) < 0) {
                 conn_answerf(c, 400, "deny", err->msg, "umwelt-gateway: %s.\n", err->msg);
-                umw_error_free(err);
                 return -EINVAL;
         }
         if (flow_add_extra(&c->up, head, len) < 0) {
@@ -565,7 +561,7 @@ void conn_on_head(struct conn *c)
         for (;;) {
                 size_t avail = c->up.end - c->up.start;
                 if (avail > 0) {
-                        struct umw_error *err = NULL;
+                        _cleanup_error_ struct umw_error *err = NULL;
                         struct http_head h;
                         unsigned flags = c->terminated ? HTTP_HEAD_ORIGIN_FORM : 0;
                         int r = http_head_parse(c->up.buf + c->up.start, avail, flags, &h, &err);
@@ -575,7 +571,6 @@ void conn_on_head(struct conn *c)
                         }
                         if (r != -EAGAIN || !flow_has_room(&c->up)) {
                                 head_refused(c, r == -EAGAIN ? -EMSGSIZE : r, err);
-                                umw_error_free(err);
                                 return;
                         }
                 }

@@ -50,19 +50,18 @@ static void request_fields(yajl_gen g, void *ctx)
         umw_jgen_key_int(g, "duration_ms", (long long)r->duration_ms);
 }
 
-static void report(struct umw_error *err)
+static void report(struct umw_error **err)
 {
-        umw_error_prefix(&err, "egress log");
-        umw_log_error(err);
-        umw_error_free(err);
+        umw_error_prefix(err, "egress log");
+        umw_log_error(*err);
 }
 
 void gateway_log_flush(void)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         if (gathered.len > 0 &&
             audit_append_lines(gathered.fd, gathered.buf, gathered.len, &err) < 0)
-                report(err);
+                report(&err);
         gathered.len = 0;
 }
 
@@ -86,20 +85,20 @@ static int gather(int fd, const char *line, size_t len)
 
 static void append(int fd, const char *event, audit_fields_fn fields, void *ctx)
 {
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         char *line = NULL;
         size_t len = 0;
         if (fd < 0)
                 return;
         if (audit_line(event, fields, ctx, &line, &len, &err) < 0) {
-                report(err);
+                report(&err);
                 return;
         }
         if (gather(fd, line, len) < 0) {
                 /* no room to gather it: after the others, on its own */
                 gateway_log_flush();
                 if (audit_append_lines(fd, line, len, &err) < 0)
-                        report(err);
+                        report(&err);
         }
         free(line);
 }

@@ -208,9 +208,8 @@ int framing_take(struct framing *fr, struct flow *f)
                 fr->remaining -= used;
                 fr->done = fr->remaining == 0;
         } else if (fr->kind == FRAME_CHUNKED) {
-                struct umw_error *err = NULL;
+                _cleanup_error_ struct umw_error *err = NULL;
                 int r = http_chunked_feed(&fr->chunked, f->buf + judged, n, &used, &err);
-                umw_error_free(err);
                 if (r < 0)
                         return r;
                 fr->done = r == 1;
@@ -253,9 +252,8 @@ static int judge_hello(struct conn *c)
                 return -1;
         }
         struct egress_host sni;
-        struct umw_error *err = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
         if (egress_host_canon(th.sni, th.sni_len, &sni, &err) < 0) {
-                umw_error_free(err);
                 conn_close_because(c, "deny", "SNI is not a host name");
                 return -1;
         }

@@ -37,7 +37,7 @@
 static int start_signer(struct gateway_tls *t, const char *trust_dir, struct umw_error **err)
 {
         _cleanup_free_ char *dir = NULL;
-        int r = tls_state_dir("ca", &dir, err);
+        int r = umw_state_dir("ca", &dir, err);
         if (r < 0)
                 return r;
         return tls_signer_start(dir, trust_dir != NULL, &t->signer, err);

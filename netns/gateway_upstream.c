@@ -58,11 +58,9 @@ static int hosts_add(struct gateway_resolver *r, const char *name, const struct 
                 return -ENOMEM;
         r->hosts = v;
         struct egress_host h;
-        struct umw_error *e = NULL;
-        if (egress_host_canon(name, strlen(name), &h, &e) < 0 || h.kind != EGRESS_HOST_NAME) {
-                umw_error_free(e);
+        _cleanup_error_ struct umw_error *e = NULL;
+        if (egress_host_canon(name, strlen(name), &h, &e) < 0 || h.kind != EGRESS_HOST_NAME)
                 return -EINVAL;
-        }
         snprintf(v[r->n_hosts].name, sizeof(v[r->n_hosts].name), "%s", h.text);
         v[r->n_hosts++].addr = *a;
         return 0;
@@ -111,15 +109,13 @@ static int hosts_load(struct gateway_resolver *r, const char *file, bool lenient
         char *cursor = text;
         for (char *line; (line = strsep(&cursor, "\n"));) {
                 lineno++;
-                struct umw_error *bad = NULL;
+                _cleanup_error_ struct umw_error *bad = NULL;
                 rc = hosts_line(r, line, file, lineno, lenient ? &bad : err);
-                if (rc < 0 && bad && bad->kind == UMW_EXIT_CONFIG) {
-                        umw_error_free(bad);
+                if (rc < 0 && bad && bad->kind == UMW_EXIT_CONFIG)
                         continue;
-                }
                 if (rc < 0) {
                         if (bad)
-                                *err = bad;
+                                *err = TAKE_PTR(bad);
                         return rc;
                 }
         }
@@ -243,15 +239,14 @@ static void warm_up(void)
  * "hosts: files dns" would; a change to it needs a new gateway. */
 static int system_hosts(struct gateway_resolver *r, struct umw_error **err)
 {
-        struct umw_error *e = NULL;
+        _cleanup_error_ struct umw_error *e = NULL;
         int rc = hosts_load(r, "/etc/hosts", true, &e);
         if (rc == -ENOENT || (rc < 0 && e && e->kind == UMW_EXIT_CONFIG)) {
                 umw_debug("resolver: /etc/hosts: %s", e ? e->msg : "missing");
-                umw_error_free(e);
                 return 0;
         }
         if (rc < 0)
-                *err = e;
+                *err = TAKE_PTR(e);
         return rc;
 }
 
