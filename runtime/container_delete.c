@@ -92,9 +92,12 @@ static int wait_gone(const struct container_state *st, struct umw_error **err)
 static int kill_everything(struct found *f, struct umw_error **err)
 {
         int r = signal_all(&f->st, SIGKILL, err);
-        if (r == 0 && f->st.cgroup[0] && cgroup_is_frozen(f->st.cgroup))
-                r = cgroup_freeze(f->st.cgroup, false, err);
-        return r < 0 ? r : wait_gone(&f->st, err);
+        if (r < 0)
+                return r;
+        if (f->st.cgroup[0] && cgroup_is_frozen(f->st.cgroup) &&
+            (r = cgroup_freeze(f->st.cgroup, false, err)) < 0)
+                return r;
+        return wait_gone(&f->st, err);
 }
 
 int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
