@@ -690,12 +690,13 @@ static int mount_cgroup(const struct spec *spec, const struct spec_mount *m,
             .cgroupns = spec->namespaces[SPEC_NS_CGROUP].enabled,
             .in_userns = in_userns,
         };
-        int r = umw_read_file_at(AT_FDCWD, "/proc/self/cgroup", MOUNTINFO_MAX, &c.self_cgroup, NULL,
-                                 err);
-        if (r == 0)
-                r = cgroup_v1(&c, dest_fd, err);
-        free(c.self_cgroup);
-        return r;
+        _cleanup_free_ char *self_cgroup = NULL;
+        int r =
+            umw_read_file_at(AT_FDCWD, "/proc/self/cgroup", MOUNTINFO_MAX, &self_cgroup, NULL, err);
+        if (r < 0)
+                return r;
+        c.self_cgroup = self_cgroup;
+        return cgroup_v1(&c, dest_fd, err);
 }
 
 /* ---- one spec mount ---- */
