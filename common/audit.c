@@ -235,9 +235,11 @@ static int append_named(int fd, const char *what, const char *lines, size_t len,
                 return umw_fail_sys(err, -r, "audit log: lock");
         r = append_locked(fd, what, lines, len, err);
         int u = flock_retry(fd, LOCK_UN);
-        if (r == 0 && u < 0)
+        if (r < 0)
+                return r;
+        if (u < 0)
                 return umw_fail_sys(err, -u, "audit log: unlock");
-        return r;
+        return 0;
 }
 
 int audit_append_lines(int fd, const char *lines, size_t len, struct umw_error **err)

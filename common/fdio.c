@@ -92,6 +92,18 @@ int umw_read_file_at(int dirfd, const char *path, size_t max, char **out, size_t
         return umw_read_fd(fd, path, max, out, len, err);
 }
 
+/* The steps of umw_write_file_atomic: 0 or -errno. */
+static int write_and_rename(int dirfd, int fd, const char *tmp, const char *name, const void *buf,
+                            size_t len, mode_t mode)
+{
+        int r = umw_write_all(fd, buf, len);
+        if (r < 0)
+                return r;
+        if (fchmod(fd, mode) < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
+                return -errno;
+        return 0;
+}
+
 int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
                           struct umw_error **err)
 {
@@ -102,11 +114,7 @@ int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t l
             openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
         if (fd < 0)
                 return umw_fail_errno(err, "create %s", tmp);
-        int r = umw_write_all(fd, buf, len);
-        if (r == 0 && fchmod(fd, mode) < 0)
-                r = -errno;
-        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-                r = -errno;
+        int r = write_and_rename(dirfd, fd, tmp, name, buf, len, mode);
         if (r < 0) {
                 unlinkat(dirfd, tmp, 0);
                 return umw_fail_sys(err, -r, "write %s", name);

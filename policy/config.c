@@ -188,12 +188,11 @@ static int floor_open(const char *path, int *fd, struct umw_error **err)
                 return 0;
         if (dfd < 0)
                 return umw_fail_errno(err, "open %s", dir);
-        int r = floor_check_owner(dfd, dir, true, err);
-        if (r == 0)
-                r = layer_open(dfd, slash ? slash + 1 : path, path, O_NOFOLLOW, fd, err);
-        if (r == 0 && *fd >= 0)
-                r = floor_check_owner(*fd, path, false, err);
-        return r;
+        int r;
+        if ((r = floor_check_owner(dfd, dir, true, err)) < 0 ||
+            (r = layer_open(dfd, slash ? slash + 1 : path, path, O_NOFOLLOW, fd, err)) < 0)
+                return r;
+        return *fd >= 0 ? floor_check_owner(*fd, path, false, err) : 0;
 }
 
 /* The parsed file, or NULL when it does not exist. */
@@ -301,15 +300,18 @@ static int floor_presets(const struct toml_value *t, const char *file, char ***o
 static int floor_roots_resolve(struct loader *l, struct umw_error **err)
 {
         int r = strv_empty(&l->floor_real, err);
-        for (size_t i = 0; r == 0 && l->c->grant_roots[i]; i++) {
+        if (r < 0)
+                return r;
+        for (size_t i = 0; l->c->grant_roots[i]; i++) {
                 /* A root that does not exist yet still has a place. */
                 _cleanup_free_ char *clean = path_clean(l->c->grant_roots[i]);
                 _cleanup_free_ char *real = clean ? path_resolve_prefix(clean) : NULL;
                 if (!real)
                         return umw_fail_sys(err, ENOMEM, "policy");
-                r = strv_add(&l->floor_real, real, err);
+                if ((r = strv_add(&l->floor_real, real, err)) < 0)
+                        return r;
         }
-        return r;
+        return 0;
 }
 
 static int load_floor(struct loader *l, const struct policy_paths *paths, struct umw_error **err)
@@ -408,6 +410,20 @@ static int user_root(const struct loader *l, const struct toml_value *v, char **
                         strv_join((const char *const *)l->c->grant_roots, list, sizeof(list)));
 }
 
+/* The floor's roots resolved, then the user's into *roots (the caller's to
+ * free). */
+static int user_roots(struct loader *l, const struct toml_value *a, char ***roots,
+                      struct umw_error **err)
+{
+        int r;
+        if ((r = floor_roots_resolve(l, err)) < 0 || (r = strv_empty(roots, err)) < 0)
+                return r;
+        for (size_t i = 0; i < a->array.n; i++)
+                if ((r = user_root(l, a->array.items[i], roots, err)) < 0)
+                        return r;
+        return 0;
+}
+
 static int load_user(struct loader *l, struct umw_error **err)
 {
         static const char *const keys[] = {"grant_roots", "preset", NULL};
@@ -426,12 +442,7 @@ static int load_user(struct loader *l, struct umw_error **err)
         /* Resolved only here: without a user's roots, grants_resolve is the
          * one that resolves the floor's. */
         char **roots = NULL;
-        r = floor_roots_resolve(l, err);
-        if (r == 0)
-                r = strv_empty(&roots, err);
-        for (size_t i = 0; r == 0 && i < a->array.n; i++)
-                r = user_root(l, a->array.items[i], &roots, err);
-        if (r < 0) {
+        if ((r = user_roots(l, a, &roots, err)) < 0) {
                 grants_strv_free(roots);
                 return r;
         }
@@ -536,9 +547,10 @@ static int strings_copy(const struct toml_value *t, const char *key, const char 
                 return r;
         if ((r = strv_empty(out, err)) < 0)
                 return r;
-        for (size_t i = 0; r == 0 && i < a->array.n; i++)
-                r = strv_add(out, a->array.items[i]->string, err);
-        return r;
+        for (size_t i = 0; i < a->array.n; i++)
+                if ((r = strv_add(out, a->array.items[i]->string, err)) < 0)
+                        return r;
+        return 0;
 }
 
 /* Each egress rule is parsed as the file is loaded, so a bad one is reported
@@ -665,6 +677,16 @@ static void policy_config_freep(struct policy_config *c)
         policy_config_free(c);
 }
 
+/* The three layers in order, then the default preset where none was set. */
+static int load_layers(struct loader *l, const struct policy_paths *paths, struct umw_error **err)
+{
+        int r;
+        if ((r = load_floor(l, paths, err)) < 0 || (r = load_user(l, err)) < 0 ||
+            (r = load_project(l, err)) < 0)
+                return r;
+        return l->c->preset ? 0 : default_preset(l->c, err);
+}
+
 int policy_load(const struct policy_paths *paths, const char *home, struct policy_config *out,
                 struct umw_error **err)
 {
@@ -688,13 +710,7 @@ int policy_load(const struct policy_paths *paths, const char *home, struct polic
             .user_file = paths->user ? paths->user : user_file,
             .project_file = paths->project ? paths->project : PROJECT_PATH,
         };
-        int r = load_floor(&l, paths, err);
-        if (r == 0)
-                r = load_user(&l, err);
-        if (r == 0)
-                r = load_project(&l, err);
-        if (r == 0 && !c.preset)
-                r = default_preset(&c, err);
+        int r = load_layers(&l, paths, err);
         free(l.floor_name);
         grants_strv_free(l.floor_real);
         if (r < 0)

@@ -60,12 +60,14 @@ static int check_list_path(const char *what, const char *path, struct umw_error 
 
 static int check_lists(const struct grant_policy *policy, struct umw_error **err)
 {
-        int r = 0;
-        for (size_t i = 0; r == 0 && policy->roots && policy->roots[i]; i++)
-                r = check_list_path("grant root", policy->roots[i], err);
-        for (size_t i = 0; r == 0 && policy->never && policy->never[i]; i++)
-                r = check_list_path("never-granted path", policy->never[i], err);
-        return r;
+        int r;
+        for (size_t i = 0; policy->roots && policy->roots[i]; i++)
+                if ((r = check_list_path("grant root", policy->roots[i], err)) < 0)
+                        return r;
+        for (size_t i = 0; policy->never && policy->never[i]; i++)
+                if ((r = check_list_path("never-granted path", policy->never[i], err)) < 0)
+                        return r;
+        return 0;
 }
 
 /* The lists resolved, once per call, for the requests to be checked against. */
@@ -256,6 +258,25 @@ static void link_parents(struct grant_list *list)
         }
 }
 
+/* The lists checked and prepared, then each request into list; one that
+ * failed is counted in, to be freed with the list by the caller. */
+static int resolve_all(const struct grant_policy *policy, struct prepared *p,
+                       const struct grant_request *requests, size_t n, struct grant_list *list,
+                       struct grant_refusal *refusal, struct umw_error **err)
+{
+        int r;
+        /* No request, nothing to resolve the lists for (~70 system calls). */
+        if ((r = check_lists(policy, err)) < 0 || (n > 0 && (r = prepare(policy, p, err)) < 0))
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = resolve_one(p, &requests[i], i, list, &list->items[list->len], refusal, err);
+                list->len++;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int grants_resolve(const struct grant_policy *policy, const struct grant_request *requests,
                    size_t n, struct grant_list *out, struct grant_refusal *refusal,
                    struct umw_error **err)
@@ -264,14 +285,8 @@ int grants_resolve(const struct grant_policy *policy, const struct grant_request
                 *refusal = (struct grant_refusal){0, NULL};
         struct prepared p = {0};
         struct grant_list list = {calloc(n + 1, sizeof(struct grant)), 0};
-        int r = list.items ? check_lists(policy, err) : umw_fail_sys(err, ENOMEM, "grants");
-        /* No request, nothing to resolve the lists for (~70 system calls). */
-        if (r == 0 && n > 0)
-                r = prepare(policy, &p, err);
-        for (size_t i = 0; r == 0 && i < n; i++) {
-                r = resolve_one(&p, &requests[i], i, &list, &list.items[list.len], refusal, err);
-                list.len++;
-        }
+        int r = list.items ? resolve_all(policy, &p, requests, n, &list, refusal, err)
+                           : umw_fail_sys(err, ENOMEM, "grants");
         prepared_free(&p);
         if (r < 0) {
                 grant_list_free(&list);

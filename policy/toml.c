@@ -621,12 +621,9 @@ static int parse_key_value(struct parser *ps)
 {
         struct pos at = here(ps);
         _cleanup_free_ char *key = NULL;
-        int r = parse_key(ps, &key);
-        if (r == 0)
-                r = refuse_dotted(ps, "dotted keys");
-        if (r == 0)
-                r = refuse_duplicate(ps, ps->current, key, at);
-        if (r < 0)
+        int r;
+        if ((r = parse_key(ps, &key)) < 0 || (r = refuse_dotted(ps, "dotted keys")) < 0 ||
+            (r = refuse_duplicate(ps, ps->current, key, at)) < 0)
                 return r;
         if (peek(ps) != '=') {
                 char buf[24], kbuf[80];
@@ -636,10 +633,7 @@ static int parse_key_value(struct parser *ps)
         advance(ps);
         skip_space(ps);
         _cleanup_toml_ struct toml_value *v = NULL;
-        r = parse_value(ps, 0, &v);
-        if (r == 0)
-                r = table_add(ps, ps->current, key, at, v);
-        if (r < 0)
+        if ((r = parse_value(ps, 0, &v)) < 0 || (r = table_add(ps, ps->current, key, at, v)) < 0)
                 return r;
         TAKE_PTR(key);
         TAKE_PTR(v);
@@ -651,10 +645,8 @@ static int parse_header_name(struct parser *ps, bool array, char **out)
 {
         skip_space(ps);
         _cleanup_free_ char *name = NULL;
-        int r = parse_key(ps, &name);
-        if (r == 0)
-                r = refuse_dotted(ps, "dotted table names");
-        if (r < 0)
+        int r;
+        if ((r = parse_key(ps, &name)) < 0 || (r = refuse_dotted(ps, "dotted table names")) < 0)
                 return r;
         if (peek(ps) != ']' || (array && peek_at(ps, 1) != ']')) {
                 char buf[24];

@@ -95,18 +95,26 @@ static int caps_fill(cap_t c, cap_flag_t flag, uint64_t mask, struct umw_error *
         return 0;
 }
 
+/* The three sets of caps into c, then c onto this process; c is the
+ * caller's to free. */
+static int caps_fill_and_set(cap_t c, const struct spec_caps *caps, struct umw_error **err)
+{
+        int r;
+        if ((r = caps_fill(c, CAP_EFFECTIVE, caps->effective, err)) < 0 ||
+            (r = caps_fill(c, CAP_PERMITTED, caps->permitted, err)) < 0 ||
+            (r = caps_fill(c, CAP_INHERITABLE, caps->inheritable, err)) < 0)
+                return r;
+        if (cap_set_proc(c) < 0)
+                return umw_fail_errno(err, "set the process capabilities");
+        return 0;
+}
+
 static int caps_set_proc(const struct spec_caps *caps, struct umw_error **err)
 {
         cap_t c = cap_init();
         if (!c)
                 return umw_fail_errno(err, "cap_init");
-        int r = caps_fill(c, CAP_EFFECTIVE, caps->effective, err);
-        if (r == 0)
-                r = caps_fill(c, CAP_PERMITTED, caps->permitted, err);
-        if (r == 0)
-                r = caps_fill(c, CAP_INHERITABLE, caps->inheritable, err);
-        if (r == 0 && cap_set_proc(c) < 0)
-                r = umw_fail_errno(err, "set the process capabilities");
+        int r = caps_fill_and_set(c, caps, err);
         cap_free(c);
         return r;
 }

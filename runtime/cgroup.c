@@ -320,14 +320,16 @@ static int plan_v2(struct cgroup_plan *p, yajl_val res, const char *file, struct
 {
         struct hierarchy *v2 = cgroup_unified(&p->host);
         int r = cgroup_map_resources(res, CGROUP_V2, file, &p->v2, err);
-        for (size_t i = 0; r == 0 && i < p->v2.n; i++) {
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < p->v2.n; i++) {
                 const struct cgroup_setting *s = &p->v2.items[i];
                 if (!v2 || (s->controller[0] && !cgroup_has_controller(v2, s->controller)))
                         return missing_controller(&p->host, s, file, err);
                 if ((r = add_write(p, v2, s)) < 0)
                         return umw_fail_sys(err, -r, "cgroup plan");
         }
-        return r;
+        return 0;
 }
 
 static int plan_settings(struct cgroup_plan *p, yajl_val res, const char *file,
@@ -500,6 +502,23 @@ static int check_unused(const struct cgroup_plan *p, struct umw_error **err)
         return 0;
 }
 
+/* The plan's host, writes and device rules, checked against what the
+ * cgroup may be. */
+static int plan_fill(struct cgroup_plan *p, const struct cgroup_request *req, bool fresh,
+                     struct umw_error **err)
+{
+        int r;
+        if ((r = cgroup_host_find(&p->host, err)) < 0 ||
+            (r = plan_settings(p, req->resources, req->file, err)) < 0)
+                return r;
+        if (fresh && req->strict && (v1_with(&p->host, "devices") || cgroup_unified(&p->host)) &&
+            (r = plan_devices(p, req, err)) < 0)
+                return r;
+        if (!req->strict && (r = check_delegated(p, req->file, err)) < 0)
+                return r;
+        return fresh ? check_unused(p, err) : 0;
+}
+
 static int plan_build(const struct cgroup_request *req, bool fresh, struct cgroup_plan **out,
                       struct umw_error **err)
 {
@@ -509,16 +528,7 @@ static int plan_build(const struct cgroup_request *req, bool fresh, struct cgrou
                 return umw_fail_sys(err, ENOMEM, "cgroup plan");
         }
         p->strict = req->strict;
-        int r = cgroup_host_find(&p->host, err);
-        if (r == 0)
-                r = plan_settings(p, req->resources, req->file, err);
-        if (r == 0 && fresh && req->strict &&
-            (v1_with(&p->host, "devices") || cgroup_unified(&p->host)))
-                r = plan_devices(p, req, err);
-        if (r == 0 && !req->strict)
-                r = check_delegated(p, req->file, err);
-        if (r == 0 && fresh)
-                r = check_unused(p, err);
+        int r = plan_fill(p, req, fresh, err);
         if (r < 0) {
                 cgroup_plan_free(p);
                 return r;
@@ -773,6 +783,21 @@ static int write_pid(int dirfd, pid_t pid)
         return cgroup_write_at(dirfd, "cgroup.procs", buf);
 }
 
+/* The steps of setup_hierarchy; a failure without *err is a -errno of
+ * make_cgroup_dir or write_pid. */
+static int fill_hierarchy(const struct cgroup_plan *p, const struct hierarchy *h, pid_t pid,
+                          int *fd, struct umw_error **err)
+{
+        _cleanup_close_ int dirfd = -1;
+        int r;
+        if ((r = make_cgroup_dir(h, p->path, h->v2 ? p->v2_enable : NULL, &dirfd)) < 0 ||
+            (r = apply_writes(p, h, dirfd, err)) < 0 || (r = apply_devices(p, h, dirfd, err)) < 0 ||
+            (pid > 0 && (r = write_pid(dirfd, pid)) < 0))
+                return r;
+        *fd = TAKE_FD(dirfd);
+        return 0;
+}
+
 /* One hierarchy's directory with its limits and device rules, and pid moved
  * in unless pid is 0. Without strict, a hierarchy we may not use and that
  * carries no limit leaves *fd at -1. */
@@ -780,16 +805,7 @@ static int setup_hierarchy(const struct cgroup_plan *p, const struct hierarchy *
                            int *fd, struct umw_error **err)
 {
         bool required = p->strict || has_writes(p, h);
-        _cleanup_close_ int dirfd = -1;
-        int r = make_cgroup_dir(h, p->path, h->v2 ? p->v2_enable : NULL, &dirfd);
-        if (r == 0)
-                r = apply_writes(p, h, dirfd, err);
-        if (r == 0)
-                r = apply_devices(p, h, dirfd, err);
-        if (r == 0 && pid > 0)
-                r = write_pid(dirfd, pid);
-        if (r == 0)
-                *fd = TAKE_FD(dirfd);
+        int r = fill_hierarchy(p, h, pid, fd, err);
         if (r < 0 && *err)
                 return r;
         if (r < 0 && required)
@@ -836,10 +852,9 @@ int cgroup_plan_enter(const struct cgroup_plan *p, pid_t pid, bool in_unified, i
                         continue;
                 _cleanup_close_ int fd = -1;
                 int tasks = -1;
-                int r = setup_hierarchy(p, h, h->v2 ? pid : 0, &fd, err);
-                if (r == 0 && !h->v2)
-                        r = open_tasks(p, h, fd, &tasks, err);
-                if (r < 0) {
+                int r;
+                if ((r = setup_hierarchy(p, h, h->v2 ? pid : 0, &fd, err)) < 0 ||
+                    (!h->v2 && (r = open_tasks(p, h, fd, &tasks, err)) < 0)) {
                         cgroup_join_close(joins, n_joins);
                         return r;
                 }
@@ -856,11 +871,20 @@ void cgroup_join_close(int *joins, size_t *n)
         *n = 0;
 }
 
+/* "0" to each of the n fds, up to the first that fails: 0 or its -errno. */
+static int write_each_zero(const int *joins, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                int r = umw_write_all(joins[i], "0", 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int cgroup_join_self(int *joins, size_t *n, struct umw_error **err)
 {
-        int r = 0;
-        for (size_t i = 0; i < *n && r == 0; i++)
-                r = umw_write_all(joins[i], "0", 1);
+        int r = write_each_zero(joins, *n);
         cgroup_join_close(joins, n);
         return r < 0 ? umw_fail_sys(err, -r, "join the container's cgroup") : 0;
 }
@@ -883,7 +907,9 @@ int cgroup_open_joins(const char *path, int *joins, size_t *n_joins, int *unifie
         *n_joins = 0;
         *unified_fd = -1;
         int r = cgroup_host_find(&host, err);
-        for (size_t i = 0; r == 0 && i < host.n; i++) {
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < host.n; i++) {
                 const struct hierarchy *h = &host.h[i];
                 if (h->v2 && *unified_fd >= 0)
                         continue;
@@ -893,7 +919,31 @@ int cgroup_open_joins(const char *path, int *joins, size_t *n_joins, int *unifie
                 else if (fd >= 0)
                         joins[(*n_joins)++] = fd;
         }
-        return r;
+        return 0;
+}
+
+/* The plan's writes to the existing cgroup path, hierarchy by hierarchy,
+ * up to the first that fails. */
+static int update_writes(const struct cgroup_plan *p, const char *path, struct umw_error **err)
+{
+        for (size_t i = 0; i < p->host.n; i++) {
+                const struct hierarchy *h = &p->host.h[i];
+                if (!has_writes(p, h))
+                        continue;
+                _cleanup_close_ int fd = cgroup_open_in(h, path, O_PATH);
+                if (fd < 0)
+                        return umw_fail_errno(err, "cgroup %s/%s", h->mountpoint, path);
+                int r;
+                if (h->v2 && p->v2_enable[0]) {
+                        /* Controllers the container did not have yet. */
+                        umw_close_fdp(&fd);
+                        if ((r = make_cgroup_dir(h, path, p->v2_enable, &fd)) < 0)
+                                return umw_fail_sys(err, -r, "cgroup %s/%s", h->mountpoint, path);
+                }
+                if ((r = apply_writes(p, h, fd, err)) < 0)
+                        return r;
+        }
+        return 0;
 }
 
 int cgroup_update(const char *path, yajl_val resources, const char *file, struct umw_error **err)
@@ -902,25 +952,9 @@ int cgroup_update(const char *path, yajl_val resources, const char *file, struct
             .path = path, .resources = resources, .file = file, .strict = true};
         struct cgroup_plan *p = NULL;
         int r = plan_build(&req, false, &p, err);
-        for (size_t i = 0; r == 0 && i < p->host.n; i++) {
-                const struct hierarchy *h = &p->host.h[i];
-                if (!has_writes(p, h))
-                        continue;
-                _cleanup_close_ int fd = cgroup_open_in(h, path, O_PATH);
-                if (fd < 0) {
-                        r = umw_fail_errno(err, "cgroup %s/%s", h->mountpoint, path);
-                        break;
-                }
-                if (h->v2 && p->v2_enable[0]) {
-                        /* Controllers the container did not have yet. */
-                        umw_close_fdp(&fd);
-                        if ((r = make_cgroup_dir(h, path, p->v2_enable, &fd)) < 0) {
-                                r = umw_fail_sys(err, -r, "cgroup %s/%s", h->mountpoint, path);
-                                break;
-                        }
-                }
-                r = apply_writes(p, h, fd, err);
-        }
+        if (r < 0)
+                return r;
+        r = update_writes(p, path, err);
         cgroup_plan_free(p);
         return r;
 }

@@ -85,13 +85,15 @@ int cgroup_host_find(struct host *host, struct umw_error **err)
                 return 0;
         }
         int r = read_mountinfo(host, err);
-        if (r == 0 && keyed) {
+        if (r < 0)
+                return r;
+        if (keyed) {
                 cached = *host;
                 cached_pid = pid;
                 cached_dev = ns.st_dev;
                 cached_ino = ns.st_ino;
         }
-        return r;
+        return 0;
 }
 
 struct hierarchy *cgroup_unified(struct host *host)

@@ -82,6 +82,26 @@ static size_t freezers(const struct host *host, const char *path, int *fds, bool
         return n;
 }
 
+/* The n freezers set, in order to freeze and in reverse to thaw, up to the
+ * first that fails; the caller closes fds. */
+static int freeze_all(const char *path, bool frozen, const int *fds, const bool *v2s, size_t n,
+                      struct umw_error **err)
+{
+        if (n == 0)
+                return umw_fail(err, UMW_EXIT_FAILURE, EOPNOTSUPP,
+                                "cgroup %s: no freezer (neither the v1 freezer nor cgroup.freeze)",
+                                path);
+        for (size_t k = 0; k < n; k++) {
+                size_t i = frozen ? k : n - 1 - k;
+                int r = freeze_one(fds[i], v2s[i], frozen);
+                if (r < 0)
+                        return umw_fail_sys(err, -r, "cgroup %s: %s (%s)", path,
+                                            frozen ? "freeze" : "thaw",
+                                            v2s[i] ? "cgroup.freeze" : "freezer.state");
+        }
+        return 0;
+}
+
 int cgroup_freeze(const char *path, bool frozen, struct umw_error **err)
 {
         struct host host;
@@ -91,18 +111,7 @@ int cgroup_freeze(const char *path, bool frozen, struct umw_error **err)
         int fds[2 * MAX_HIERARCHIES];
         bool v2s[2 * MAX_HIERARCHIES];
         size_t n = freezers(&host, path, fds, v2s);
-        if (n == 0)
-                r = umw_fail(err, UMW_EXIT_FAILURE, EOPNOTSUPP,
-                             "cgroup %s: no freezer (neither the v1 freezer nor cgroup.freeze)",
-                             path);
-        for (size_t k = 0; r == 0 && k < n; k++) {
-                size_t i = frozen ? k : n - 1 - k;
-                r = freeze_one(fds[i], v2s[i], frozen);
-                if (r < 0)
-                        r = umw_fail_sys(err, -r, "cgroup %s: %s (%s)", path,
-                                         frozen ? "freeze" : "thaw",
-                                         v2s[i] ? "cgroup.freeze" : "freezer.state");
-        }
+        r = freeze_all(path, frozen, fds, v2s, n, err);
         for (size_t i = 0; i < n; i++)
                 close(fds[i]);
         return r;
@@ -129,9 +138,11 @@ int cgroup_kill(const char *path, bool *done, struct umw_error **err)
         struct host host;
         int r = cgroup_host_find(&host, err);
         *done = false;
-        struct hierarchy *v2 = r == 0 ? cgroup_unified(&host) : NULL;
-        if (!v2)
+        if (r < 0)
                 return r;
+        struct hierarchy *v2 = cgroup_unified(&host);
+        if (!v2)
+                return 0;
         _cleanup_close_ int fd = cgroup_open_in(v2, path, O_PATH);
         if (fd < 0 || faccessat(fd, "cgroup.kill", F_OK, 0) < 0)
                 return 0;

@@ -28,14 +28,11 @@ void ctr_found_release(struct found *f)
 int ctr_find(const struct runtime_opts *rt, const char *id, struct found *f, struct umw_error **err)
 {
         *f = (struct found){.rootfd = -1, .dirfd = -1};
-        int r = state_check_id(id, err);
-        if (r == 0)
-                r = state_root_open(rt->root, false, &f->rootfd, err);
-        if (r == 0)
-                r = state_dir_open(f->rootfd, id, &f->dirfd, err);
-        if (r == 0)
-                r = state_read(f->dirfd, &f->st, err);
-        if (r < 0) {
+        int r;
+        if ((r = state_check_id(id, err)) < 0 ||
+            (r = state_root_open(rt->root, false, &f->rootfd, err)) < 0 ||
+            (r = state_dir_open(f->rootfd, id, &f->dirfd, err)) < 0 ||
+            (r = state_read(f->dirfd, &f->st, err)) < 0) {
                 ctr_found_release(f);
                 return r;
         }
@@ -49,9 +46,9 @@ int ctr_load_saved_spec(const struct found *f, struct spec **spec, struct umw_er
         char name[STATE_CONFIG_NAME_MAX];
         state_config_name(f->st.id, name);
         int r = umw_read_file_at(f->dirfd, STATE_CONFIG, CONFIG_MAX, &text, NULL, err);
-        if (r == 0)
-                r = spec_load(text, name, spec, err);
-        return r;
+        if (r < 0)
+                return r;
+        return spec_load(text, name, spec, err);
 }
 
 /* The container's config for its hooks: the one in memory (run created it)

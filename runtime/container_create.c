@@ -135,10 +135,9 @@ static int load_config(struct creation *c, struct umw_error **err)
         if (!c->spec->process.args)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: .process: expected an object",
                                 c->spec->file);
-        r = ns_check(c->spec, err);
-        if (r == 0 && selfexe_needed(c->spec))
-                r = protect_runtime(c, err);
-        return r;
+        if ((r = ns_check(c->spec, err)) < 0)
+                return r;
+        return selfexe_needed(c->spec) ? protect_runtime(c, err) : 0;
 }
 
 /* The workload learns of its activation sockets as systemd would say it. */
@@ -249,22 +248,15 @@ static int open_channels(struct creation *c, int *child_end, struct umw_error **
         c->sync_fd = pair[0];
         *child_end = pair[1];
         int floor = 3 + c->o->listen_fds + c->o->preserve_fds;
-        int r = open_start_socket(c, err);
-        if (r == 0)
-                r = open_console(c, err);
-        if (r == 0)
-                r = lift_fd(child_end, floor, err);
-        if (r == 0)
-                r = lift_fd(&c->sync_fd, floor, err);
-        if (r == 0)
-                r = lift_fd(&c->start_fd, floor, err);
-        if (r == 0)
-                r = lift_fd(&c->start_peer, floor, err);
-        if (r == 0)
-                r = lift_fd(&c->console_fd, floor, err);
-        if (r == 0)
-                r = lift_fd(&c->trampoline_fd, floor, err);
-        return r;
+        int r;
+        if ((r = open_start_socket(c, err)) < 0 || (r = open_console(c, err)) < 0 ||
+            (r = lift_fd(child_end, floor, err)) < 0 ||
+            (r = lift_fd(&c->sync_fd, floor, err)) < 0 ||
+            (r = lift_fd(&c->start_fd, floor, err)) < 0 ||
+            (r = lift_fd(&c->start_peer, floor, err)) < 0 ||
+            (r = lift_fd(&c->console_fd, floor, err)) < 0)
+                return r;
+        return lift_fd(&c->trampoline_fd, floor, err);
 }
 
 /* The init starts in its cgroup2 directory when there is one; a kernel
@@ -363,10 +355,8 @@ static int run_parent_hooks(struct creation *c, struct umw_error **err)
         state_release(&st);
         if (!json || (pre->count && !pre_json))
                 return umw_fail_sys(err, ENOMEM, "hook state");
-        r = hooks_run(pre, SPEC_HOOK_PRESTART, pre_json, pre_len, err);
-        if (r == 0)
-                r = hooks_run(rt, SPEC_HOOK_CREATE_RUNTIME, json, len, err);
-        if (r < 0)
+        if ((r = hooks_run(pre, SPEC_HOOK_PRESTART, pre_json, pre_len, err)) < 0 ||
+            (r = hooks_run(rt, SPEC_HOOK_CREATE_RUNTIME, json, len, err)) < 0)
                 return r;
         return sync_send(c->sync_fd, SYNC_GO, 0, err);
 }
@@ -411,15 +401,20 @@ static int prepare_cgroup(struct creation *c, struct umw_error **err)
  * from here would wait for an RCU grace period), before its cgroup mount,
  * before anything it starts could escape the cgroup (hooks) and before
  * READY. */
+static int enter_and_send_joins(struct creation *c, int *joins, size_t *n, struct umw_error **err)
+{
+        int r;
+        if (c->cgroup_plan &&
+            (r = cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, joins, n, err)) < 0)
+                return r;
+        return sync_send_fds(c->sync_fd, SYNC_PLACED, joins, *n, err);
+}
+
 static int place_in_cgroup(struct creation *c, struct umw_error **err)
 {
         int joins[CGROUP_MAX_JOINS];
         size_t n = 0;
-        int r = c->cgroup_plan
-                    ? cgroup_plan_enter(c->cgroup_plan, c->pid, c->born_in_cgroup, joins, &n, err)
-                    : 0;
-        if (r == 0)
-                r = sync_send_fds(c->sync_fd, SYNC_PLACED, joins, n, err);
+        int r = enter_and_send_joins(c, joins, &n, err);
         cgroup_join_close(joins, &n);
         return r;
 }
@@ -474,13 +469,36 @@ static int open_container_userns(const struct creation *c, struct umw_error **er
         return fd < 0 ? umw_fail_errno(err, "open user namespace %s", path) : fd;
 }
 
+/* The n slots of trees, the open ones sent in batches; the caller closes them. */
+static int send_tree_fds(const struct creation *c, const int *trees, size_t n,
+                         struct umw_error **err)
+{
+        int batch[SYNC_MAX_FDS];
+        size_t k = 0, sent = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (trees[i] >= 0)
+                        batch[k++] = trees[i];
+                if (k > 0 && (k == SYNC_MAX_FDS || i == n - 1)) {
+                        int r = sync_send_fds(c->sync_fd, SYNC_TREES, batch, k, err);
+                        if (r < 0)
+                                return r;
+                        sent += k;
+                        k = 0;
+                }
+        }
+        if (sent != c->n_trees)
+                return umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "made %zu mount trees, not %zu",
+                                sent, c->n_trees);
+        return 0;
+}
+
 /* The trees made here (mounts.h says which and why), while the init
  * prepares its root. */
 static int send_trees(struct creation *c, struct umw_error **err)
 {
         if (!c->n_trees)
                 return 0;
-        size_t n = c->spec->n_mounts, sent = 0;
+        size_t n = c->spec->n_mounts;
         _cleanup_free_ int *trees = malloc(n * sizeof(*trees));
         if (!trees)
                 return umw_fail_sys(err, ENOMEM, "mount trees");
@@ -492,22 +510,9 @@ static int send_trees(struct creation *c, struct umw_error **err)
                     : mounts_make_trees(c->spec, c->rootfs, c->runtime_clones, userns, trees, err);
         if (r < 0)
                 return r;
-        int batch[SYNC_MAX_FDS];
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-                if (trees[i] >= 0)
-                        batch[k++] = trees[i];
-                if (r == 0 && k > 0 && (k == SYNC_MAX_FDS || i == n - 1)) {
-                        r = sync_send_fds(c->sync_fd, SYNC_TREES, batch, k, err);
-                        sent += k;
-                        k = 0;
-                }
-        }
+        r = send_tree_fds(c, trees, n, err);
         for (size_t i = 0; i < n; i++)
                 umw_close_fdp(&trees[i]);
-        if (r == 0 && sent != c->n_trees)
-                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "made %zu mount trees, not %zu", sent,
-                             c->n_trees);
         return r;
 }
 
@@ -519,67 +524,78 @@ static int go_and_wall(struct creation *c, struct umw_error **err)
 {
         bool wall_first = c->spec->hooks[SPEC_HOOK_CREATE_CONTAINER].count > 0;
         _cleanup_close_ int netns = -1;
-        int r = netwall_open(c->spec, c->pid, &netns, err);
-        if (r == 0 && wall_first)
-                r = netwall_install(netns, err);
-        if (r == 0)
-                r = sync_send(c->sync_fd, SYNC_GO, c->pid, err);
-        if (r == 0)
-                r = send_trees(c, err);
-        if (r == 0)
-                r = place_and_wall(c, wall_first ? -1 : netns, err);
-        return r;
+        int r;
+        if ((r = netwall_open(c->spec, c->pid, &netns, err)) < 0 ||
+            (wall_first && (r = netwall_install(netns, err)) < 0) ||
+            (r = sync_send(c->sync_fd, SYNC_GO, c->pid, err)) < 0 || (r = send_trees(c, err)) < 0)
+                return r;
+        return place_and_wall(c, wall_first ? -1 : netns, err);
 }
 
-/* The steps of create, in order; c->pid > 0 once there is an init to kill. */
-static int create_steps(struct creation *c, struct umw_error **err)
+/* What create checks and makes before the init exists: the config, the
+ * rootfs, the seccomp filter, the state directory and the cgroup. */
+static int prepare_steps(struct creation *c, struct umw_error **err)
 {
-        int r = load_config(c, err);
-        if (r == 0)
-                r = add_listen_env(c, err);
-        if (r == 0)
-                r = resolve_rootfs(c, err);
-        if (r == 0)
-                r = state_root_open(c->rt->root, true, &c->rootfd, err);
-        if (r == 0)
-                r = state_check_id(c->o->id, err);
+        int r;
+        if ((r = load_config(c, err)) < 0 || (r = add_listen_env(c, err)) < 0 ||
+            (r = resolve_rootfs(c, err)) < 0 ||
+            (r = state_root_open(c->rt->root, true, &c->rootfd, err)) < 0 ||
+            (r = state_check_id(c->o->id, err)) < 0)
+                return r;
         c->runtime_clones = init_runtime_may_clone();
-        int trees = r == 0 ? mounts_count_trees(c->spec, c->rootfs, c->runtime_clones, err) : 0;
+        int trees = mounts_count_trees(c->spec, c->rootfs, c->runtime_clones, err);
         if (trees < 0)
-                r = trees;
-        c->n_trees = (size_t)(trees > 0 ? trees : 0);
+                return trees;
+        c->n_trees = (size_t)trees;
         /* The init loads it last; a bad profile fails before anything exists. */
-        if (r == 0 && c->spec->seccomp)
-                r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err);
-        if (r == 0 && (r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) == 0)
-                c->dir_created = true;
-        if (r == 0)
-                r = umw_write_file_atomic(c->dirfd, STATE_CONFIG, c->config_text, c->config_len,
-                                          0600, err);
-        if (r == 0)
-                r = plan_cgroup(c, err);
-        if (r == 0)
-                r = prepare_cgroup(c, err);
+        if (c->spec->seccomp &&
+            (r = seccomp_filter_build_cached(c->spec->seccomp, c->rt->root, &c->filter, err)) < 0)
+                return r;
+        if ((r = state_dir_create(c->rootfd, c->o->id, &c->dirfd, err)) < 0)
+                return r;
+        c->dir_created = true;
+        if ((r = umw_write_file_atomic(c->dirfd, STATE_CONFIG, c->config_text, c->config_len, 0600,
+                                       err)) < 0 ||
+            (r = plan_cgroup(c, err)) < 0)
+                return r;
+        return prepare_cgroup(c, err);
+}
+
+/* The init cloned from the namespaces it starts in; the caller returns this
+ * thread to its own whether or not that worked. */
+static int spawn_in_namespaces(struct creation *c, int child_end, struct ns_saved *saved,
+                               struct umw_error **err)
+{
+        int r = ns_prepare_parent(c->spec, saved, err);
         if (r < 0)
                 return r;
-        int child_end = -1;
+        return spawn_init(c, child_end, err);
+}
+
+/* The channels and the init; the init's end of the sync pair is closed here
+ * on every path, so that its exit is seen as the end of that socket. */
+static int spawn_steps(struct creation *c, struct umw_error **err)
+{
+        _cleanup_close_ int child_end = -1;
+        int r = open_channels(c, &child_end, err);
+        if (r < 0)
+                return r;
         struct ns_saved saved = {-1, -1};
-        r = open_channels(c, &child_end, err);
-        if (r == 0)
-                r = ns_prepare_parent(c->spec, &saved, err);
-        if (r == 0)
-                r = spawn_init(c, child_end, err);
+        r = spawn_in_namespaces(c, child_end, &saved, err);
         int restored = ns_restore_parent(&saved, err);
-        if (child_end >= 0)
-                close(child_end);
-        if (r < 0 || restored < 0)
-                return r < 0 ? r : restored;
+        return r < 0 ? r : restored;
+}
+
+/* From the id maps to READY: the init builds its mounts from GO on, and
+ * waits only for its cgroup; state.json comes after. A create killed before
+ * it leaves cgroup directories that delete --force finds from the saved
+ * config. */
+static int ready_steps(struct creation *c, struct umw_error **err)
+{
+        int r;
         if (c->spec->namespaces[SPEC_NS_USER].enabled && !c->spec->namespaces[SPEC_NS_USER].path &&
             (r = ns_write_id_maps(c->spec, c->pid, err)) < 0)
                 return r;
-        /* The init builds its mounts from GO on, and waits only for its
-         * cgroup: state.json comes after. A create killed before it leaves
-         * cgroup directories that delete --force finds from the saved config. */
         if ((r = go_and_wall(c, err)) < 0 || (r = write_state(c, err)) < 0 ||
             (r = run_parent_hooks(c, err)) < 0)
                 return r;
@@ -594,19 +610,24 @@ static int create_steps(struct creation *c, struct umw_error **err)
          * waits on sync_fd, and is the one to report. */
         _cleanup_error_ struct umw_error *go_err = NULL;
         if (c->go_early && sync_send(c->start_fd, SYNC_GO, 0, &go_err) < 0) {
-                r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
-                if (r == 0) {
-                        *err = TAKE_PTR(go_err);
-                        r = -1;
-                }
-                return r;
+                if ((r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err)) < 0)
+                        return r;
+                *err = TAKE_PTR(go_err);
+                return -1;
         }
-        r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err);
-        if (r == 0)
-                r = umw_write_pid_file(c->o->pid_file, c->pid, err);
-        return r;
+        if ((r = sync_expect(c->sync_fd, SYNC_READY, "container init", NULL, err)) < 0)
+                return r;
+        return umw_write_pid_file(c->o->pid_file, c->pid, err);
 }
 
+/* The steps of create, in order; c->pid > 0 once there is an init to kill. */
+static int create_steps(struct creation *c, struct umw_error **err)
+{
+        int r;
+        if ((r = prepare_steps(c, err)) < 0 || (r = spawn_steps(c, err)) < 0)
+                return r;
+        return ready_steps(c, err);
+}
 /* A message to the init that found it gone (EPIPE, ECONNRESET): the error it sent as
  * it failed is still queued and says why; without waiting for more. */
 static void prefer_init_error(const struct creation *c, struct umw_error **err)

@@ -92,9 +92,12 @@ static int wait_gone(const struct container_state *st, struct umw_error **err)
 static int kill_everything(struct found *f, struct umw_error **err)
 {
         int r = signal_all(&f->st, SIGKILL, err);
-        if (r == 0 && f->st.cgroup[0] && cgroup_is_frozen(f->st.cgroup))
-                r = cgroup_freeze(f->st.cgroup, false, err);
-        return r < 0 ? r : wait_gone(&f->st, err);
+        if (r < 0)
+                return r;
+        if (f->st.cgroup[0] && cgroup_is_frozen(f->st.cgroup) &&
+            (r = cgroup_freeze(f->st.cgroup, false, err)) < 0)
+                return r;
+        return wait_gone(&f->st, err);
 }
 
 int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
@@ -128,6 +131,17 @@ int ctr_delete_found(struct found *f, bool force, struct umw_error **err)
         return state_dir_remove(f->rootfd, f->st.id, err);
 }
 
+/* The cgroup spec names for container id, removed. */
+static int remove_spec_cgroup(const struct runtime_opts *rt, const struct spec *spec,
+                              const char *id, struct umw_error **err)
+{
+        _cleanup_free_ char *path = NULL;
+        int r = cgroup_path_resolve(spec->cgroups_path, id, rt->cgroup_manager, &path, err);
+        if (r < 0)
+                return r;
+        return cgroup_remove(path, err);
+}
+
 /* The cgroup a create killed before state.json made: the init is cloned
  * into its cgroup2 directory, which therefore exists first. Its path comes
  * from the saved config; without one, create made no cgroup. */
@@ -144,10 +158,8 @@ static int remove_unfinished_cgroup(const struct runtime_opts *rt, int rootfd, c
         int r = 0;
         struct spec *spec = NULL;
         _cleanup_error_ struct umw_error *no_config = NULL;
-        _cleanup_free_ char *path = NULL;
-        if (ctr_load_saved_spec(&f, &spec, &no_config) == 0 &&
-            (r = cgroup_path_resolve(spec->cgroups_path, id, rt->cgroup_manager, &path, err)) == 0)
-                r = cgroup_remove(path, err);
+        if (ctr_load_saved_spec(&f, &spec, &no_config) == 0)
+                r = remove_spec_cgroup(rt, spec, id, err);
         if (r < 0 && (*err)->kind == UMW_EXIT_CONFIG)
                 umw_error_prefix(err, "%s", spec->file);
         spec_free(spec);

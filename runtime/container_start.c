@@ -51,9 +51,24 @@ static int signal_start(const struct found *f, struct umw_error **err)
         if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
                 return umw_fail_errno(err, "container '%s': reach its init", f->st.id);
         int r = send_go(fd, err);
-        if (r == 0 && unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
-                r = umw_fail_errno(err, "remove start socket");
-        return r;
+        if (r < 0)
+                return r;
+        if (unlinkat(f->dirfd, STATE_START_SOCKET, 0) < 0)
+                return umw_fail_errno(err, "remove start socket");
+        return 0;
+}
+
+/* The init told to start its workload, then the poststart hooks. */
+static int start_and_hook(struct found *f, const struct spec *spec, int conn, bool go_sent,
+                          struct umw_error **err)
+{
+        int r = conn < 0  ? signal_start(f, err)
+                : go_sent ? await_exec(conn, err)
+                          : send_go(conn, err);
+        if (r < 0)
+                return r;
+        f->status = STATUS_RUNNING;
+        return ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, STATUS_RUNNING, err);
 }
 
 /* Starts f: through conn, run's own pair to the init it made (on which
@@ -68,14 +83,9 @@ static int start_found(struct found *f, int conn, bool go_sent, struct umw_error
         const struct spec *spec = NULL;
         struct spec *owned = NULL;
         int r = ctr_found_spec(f, &spec, &owned, err);
-        if (r == 0)
-                r = conn < 0  ? signal_start(f, err)
-                    : go_sent ? await_exec(conn, err)
-                              : send_go(conn, err);
-        if (r == 0) {
-                f->status = STATUS_RUNNING;
-                r = ctr_run_hooks_outside(f, spec, SPEC_HOOK_POSTSTART, STATUS_RUNNING, err);
-        }
+        if (r < 0)
+                return r;
+        r = start_and_hook(f, spec, conn, go_sent, err);
         spec_free(owned);
         return r;
 }
@@ -99,26 +109,46 @@ static int delete_started(struct found *f, struct umw_error **err)
         return ctr_delete_found(f, true, err);
 }
 
+/* run's container found as start finds one, with the config in memory,
+ * and started through run's own pair to its init. */
+static int find_and_start(struct creation *c, struct found *f, struct umw_error **err)
+{
+        int r = ctr_find(c->rt, c->o->id, f, err);
+        if (r < 0)
+                return r;
+        f->spec = c->spec;
+        return start_found(f, c->start_fd, c->go_early, err);
+}
+
 static int run_started(struct creation *c, struct found *f, int *exit_status,
                        struct umw_error **err)
 {
-        int master = -1;
-        if (c->console_peer >= 0) {
-                int r = console_recv_fd(c->console_peer, &master, err);
-                if (r < 0)
-                        return r;
-        }
-        int r = ctr_find(c->rt, c->o->id, f, err);
-        if (r == 0) {
-                f->spec = c->spec;
-                r = start_found(f, c->start_fd, c->go_early, err);
-        }
+        _cleanup_close_ int master = -1;
+        int r;
+        if (c->console_peer >= 0 && (r = console_recv_fd(c->console_peer, &master, err)) < 0)
+                return r;
+        r = find_and_start(c, f, err);
         umw_close_fdp(&c->start_fd);
-        if (r == 0 && !c->o->detach)
-                r = supervise(c->pid, master, exit_status, err);
-        if (master >= 0)
-                close(master);
-        return r;
+        if (r < 0)
+                return r;
+        return c->o->detach ? 0 : supervise(c->pid, master, exit_status, err);
+}
+
+/* create, start and, unless kept, delete; a container that failed after
+ * create is undone. */
+static int run_steps(struct creation *c, struct found *f, int *exit_status, struct umw_error **err)
+{
+        int r = ctr_create(c, err);
+        if (r < 0)
+                return r;
+        r = run_started(c, f, exit_status, err);
+        if (r < 0) {
+                ctr_creation_abort(c);
+                return r;
+        }
+        if (c->o->detach || c->o->keep)
+                return r;
+        return delete_started(f, err);
 }
 
 int container_run(const struct runtime_opts *rt, const struct create_opts *o, int *exit_status,
@@ -139,14 +169,7 @@ int container_run(const struct runtime_opts *rt, const struct create_opts *o, in
         c.go_early = !o->pid_file;
         *exit_status = 0;
         struct found f = {.rootfd = -1, .dirfd = -1};
-        r = ctr_create(&c, err);
-        if (r == 0) {
-                r = run_started(&c, &f, exit_status, err);
-                if (r < 0)
-                        ctr_creation_abort(&c);
-                else if (!o->detach && !o->keep)
-                        r = delete_started(&f, err);
-        }
+        r = run_steps(&c, &f, exit_status, err);
         ctr_found_release(&f);
         ctr_creation_release(&c);
         sigprocmask(SIG_SETMASK, &old, NULL);

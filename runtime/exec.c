@@ -74,14 +74,11 @@ static void execution_release(struct execution *x)
 static int load_container(struct execution *x, struct umw_error **err)
 {
         _cleanup_close_ int rootfd = -1, dirfd = -1;
-        int r = state_check_id(x->o->id, err);
-        if (r == 0)
-                r = state_root_open(x->rt->root, false, &rootfd, err);
-        if (r == 0)
-                r = state_dir_open(rootfd, x->o->id, &dirfd, err);
-        if (r == 0)
-                r = state_read(dirfd, &x->st, err);
-        if (r < 0)
+        int r;
+        if ((r = state_check_id(x->o->id, err)) < 0 ||
+            (r = state_root_open(x->rt->root, false, &rootfd, err)) < 0 ||
+            (r = state_dir_open(rootfd, x->o->id, &dirfd, err)) < 0 ||
+            (r = state_read(dirfd, &x->st, err)) < 0)
                 return r;
         enum container_status s = state_status(&x->st, dirfd);
         bool live = s == STATUS_RUNNING || s == STATUS_CREATED;
@@ -96,10 +93,9 @@ static int load_container(struct execution *x, struct umw_error **err)
         _cleanup_free_ char *text = NULL;
         char name[STATE_CONFIG_NAME_MAX];
         state_config_name(x->o->id, name);
-        r = umw_read_file_at(dirfd, STATE_CONFIG, 16u << 20, &text, NULL, err);
-        if (r == 0)
-                r = spec_load(text, name, &x->spec, err);
-        return r;
+        if ((r = umw_read_file_at(dirfd, STATE_CONFIG, 16u << 20, &text, NULL, err)) < 0)
+                return r;
+        return spec_load(text, name, &x->spec, err);
 }
 
 static int parse_user(const char *user, struct spec_process *p, struct umw_error **err)
@@ -166,11 +162,12 @@ static int process_from_flags(struct execution *x, struct umw_error **err)
                 p->cwd = o->cwd;
         if (o->no_new_privs)
                 p->no_new_privileges = true;
-        int r = o->user ? parse_user(o->user, p, err) : 0;
-        if (r == 0)
-                r = add_caps(o->caps, o->n_caps, &p->caps, err);
+        int r;
+        if ((o->user && (r = parse_user(o->user, p, err)) < 0) ||
+            (r = add_caps(o->caps, o->n_caps, &p->caps, err)) < 0)
+                return r;
         x->proc = *p;
-        return r;
+        return 0;
 }
 
 static int build_process(struct execution *x, struct umw_error **err)
@@ -183,10 +180,11 @@ static int build_process(struct execution *x, struct umw_error **err)
                 (*err)->kind = UMW_EXIT_CONFIG;
                 return r;
         }
-        r = spec_load_process(text, x->o->process_path, &x->proc_tree, &x->proc, err);
-        if (r == 0 && x->o->tty_set)
+        if ((r = spec_load_process(text, x->o->process_path, &x->proc_tree, &x->proc, err)) < 0)
+                return r;
+        if (x->o->tty_set)
                 x->proc.terminal = x->o->tty;
-        return r;
+        return 0;
 }
 
 /* The wall the container was created with holds for what joins it too. */
@@ -273,20 +271,28 @@ static int namespaces_to_join(const struct execution *x)
  * written from outside waits on; cgroup2 placed it at birth, or, on a kernel
  * without CLONE_INTO_CGROUP, takes its "0" too. Only then its cgroup
  * namespace, whose checks a process outside the namespace's root would fail. */
-static int join_cgroups(struct execution *x, bool born_in_unified, struct umw_error **err)
+static int join_cgroups_and_ns(struct execution *x, bool born_in_unified, struct umw_error **err)
 {
         int r = cgroup_join_self(x->joins, &x->n_joins, err);
-        if (r == 0 && x->unified_fd >= 0 && !born_in_unified) {
+        if (r < 0)
+                return r;
+        if (x->unified_fd >= 0 && !born_in_unified) {
                 _cleanup_close_ int procs =
                     openat(x->unified_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 r = procs < 0 ? -errno : umw_write_all(procs, "0", 1);
                 if (r < 0)
-                        r = umw_fail_sys(err, -r, "join the container's cgroup2 directory");
+                        return umw_fail_sys(err, -r, "join the container's cgroup2 directory");
         }
+        if (x->cgroupns >= 0 && setns(x->cgroupns, CLONE_NEWCGROUP) < 0)
+                return umw_fail_errno(err, "exec: join the cgroup namespace of container '%s'",
+                                      x->o->id);
+        return 0;
+}
+
+static int join_cgroups(struct execution *x, bool born_in_unified, struct umw_error **err)
+{
+        int r = join_cgroups_and_ns(x, born_in_unified, err);
         umw_close_fdp(&x->unified_fd);
-        if (r == 0 && x->cgroupns >= 0 && setns(x->cgroupns, CLONE_NEWCGROUP) < 0)
-                r = umw_fail_errno(err, "exec: join the cgroup namespace of container '%s'",
-                                   x->o->id);
         umw_close_fdp(&x->cgroupns);
         umw_close_fdp(&x->pidfd);
         return r;
@@ -424,6 +430,22 @@ static int wait_exec(struct execution *x, struct umw_error **err)
  * ours; umwelt-run takes back its own pid namespace for children and its
  * dumpable flag at once. 0 with *pid -1 when the namespace cannot be
  * entered. */
+/* The child forked undumpable in the pid namespace we entered; the caller
+ * takes back our dumpable flag and pid namespace whatever happened. */
+static int fork_undumpable(struct execution *x, pid_t *child, struct umw_error **err)
+{
+        int r = umw_make_undumpable(err);
+        if (r < 0)
+                return r;
+        bool born = false;
+        *child = fork_into_cgroup(x->unified_fd, &born);
+        if (*child == 0)
+                exec_child(x, born, x->ns_flags & ~(CLONE_NEWPID | CLONE_NEWCGROUP));
+        if (*child < 0)
+                return umw_fail_errno(err, "exec: fork");
+        return 0;
+}
+
 static int fork_direct(struct execution *x, pid_t *pid, struct umw_error **err)
 {
         *pid = -1;
@@ -437,15 +459,7 @@ static int fork_direct(struct execution *x, pid_t *pid, struct umw_error **err)
                         return 0;
         }
         pid_t child = -1;
-        int r = umw_make_undumpable(err);
-        if (r == 0) {
-                bool born = false;
-                child = fork_into_cgroup(x->unified_fd, &born);
-                if (child == 0)
-                        exec_child(x, born, x->ns_flags & ~(CLONE_NEWPID | CLONE_NEWCGROUP));
-                if (child < 0)
-                        r = umw_fail_errno(err, "exec: fork");
-        }
+        int r = fork_undumpable(x, &child, err);
         if (prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0) < 0 ||
             (own >= 0 && setns(own, CLONE_NEWPID) < 0)) {
                 if (child > 0)
@@ -491,14 +505,19 @@ static int open_container(struct execution *x, struct umw_error **err)
         return 0;
 }
 
+/* The process that will exec, forked; the caller closes what it took. */
+static int fork_process(struct execution *x, pid_t *pid, struct umw_error **err)
+{
+        int r;
+        if ((r = open_container(x, err)) < 0 || (r = fork_direct(x, pid, err)) < 0)
+                return r;
+        return *pid < 0 ? fork_twice(x, pid, err) : 0;
+}
+
 static int launch(struct execution *x, int *exit_status, struct umw_error **err)
 {
         pid_t pid = -1;
-        int r = open_container(x, err);
-        if (r == 0)
-                r = fork_direct(x, &pid, err);
-        if (r == 0 && pid < 0)
-                r = fork_twice(x, &pid, err);
+        int r = fork_process(x, &pid, err);
         umw_close_fdp(&x->child_end);
         umw_close_fdp(&x->console_fd);
         cgroup_join_close(x->joins, &x->n_joins);
@@ -508,16 +527,42 @@ static int launch(struct execution *x, int *exit_status, struct umw_error **err)
         if (r < 0)
                 return r;
         x->pid = pid;
-        int master = -1;
-        if ((r = sync_send(x->sync_fd, SYNC_GO, 0, err)) < 0 || (r = wait_exec(x, err)) < 0)
+        _cleanup_close_ int master = -1;
+        if ((r = sync_send(x->sync_fd, SYNC_GO, 0, err)) < 0 || (r = wait_exec(x, err)) < 0 ||
+            (x->console_peer >= 0 && (r = console_recv_fd(x->console_peer, &master, err)) < 0) ||
+            (r = umw_write_pid_file(x->o->pid_file, pid, err)) < 0)
                 return r;
-        if (x->console_peer >= 0 && (r = console_recv_fd(x->console_peer, &master, err)) < 0)
+        return x->o->detach ? 0 : supervise(pid, master, exit_status, err);
+}
+
+/* The container, the process and the channels, checked and opened before
+ * anything is forked. */
+static int prepare_exec(struct execution *x, struct umw_error **err)
+{
+        int r;
+        if ((r = load_container(x, err)) < 0 || (r = build_process(x, err)) < 0 ||
+            (r = check_netwall(x, err)) < 0 || (r = refuse_ptrace_into_waiting_init(x, err)) < 0 ||
+            (x->spec->seccomp && (r = seccomp_filter_build_cached(x->spec->seccomp, x->rt->root,
+                                                                  &x->filter, err)) < 0) ||
+            (r = open_channels(x, err)) < 0)
                 return r;
-        r = umw_write_pid_file(x->o->pid_file, pid, err);
-        if (r == 0 && !x->o->detach)
-                r = supervise(pid, master, exit_status, err);
-        if (master >= 0)
-                close(master);
+        if (!x->o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return umw_fail_errno(err, "become subreaper");
+        return 0;
+}
+
+/* The launch with our signals blocked for supervise and unblocked after;
+ * a process left behind by a failure is killed. */
+static int exec_steps(struct execution *x, int *exit_status, struct umw_error **err)
+{
+        sigset_t old;
+        int r;
+        if ((r = prepare_exec(x, err)) < 0 || (r = supervise_block_signals(&old, err)) < 0)
+                return r;
+        r = launch(x, exit_status, err);
+        if (r < 0 && x->pid > 0)
+                kill(x->pid, SIGKILL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
 
@@ -550,26 +595,7 @@ int container_exec(const struct runtime_opts *rt, const struct exec_opts *o, int
                               .pidfd = -1,
                               .cgroupns = -1};
         *exit_status = 0;
-        sigset_t old;
-        int r = load_container(&x, err);
-        if (r == 0)
-                r = build_process(&x, err);
-        if (r == 0)
-                r = check_netwall(&x, err);
-        if (r == 0)
-                r = refuse_ptrace_into_waiting_init(&x, err);
-        if (r == 0 && x.spec->seccomp)
-                r = seccomp_filter_build_cached(x.spec->seccomp, rt->root, &x.filter, err);
-        if (r == 0)
-                r = open_channels(&x, err);
-        if (r == 0 && !o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-                r = umw_fail_errno(err, "become subreaper");
-        if (r == 0 && (r = supervise_block_signals(&old, err)) == 0) {
-                r = launch(&x, exit_status, err);
-                if (r < 0 && x.pid > 0)
-                        kill(x.pid, SIGKILL);
-                sigprocmask(SIG_SETMASK, &old, NULL);
-        }
+        int r = exec_steps(&x, exit_status, err);
         execution_release(&x);
         return r;
 }

@@ -295,6 +295,19 @@ static int hook_run(const struct spec_hook *h, enum spec_hook_kind stage, const 
         return hook_supervise(h, kind, pid, &f, err);
 }
 
+/* The hooks in order, up to the first that fails. */
+static int run_each(const struct spec_hooks *hooks, enum spec_hook_kind stage,
+                    const char *state_json, size_t state_len, struct umw_error **err)
+{
+        for (size_t i = 0; i < hooks->count; i++) {
+                umw_debug("running %s hook %s", spec_hook_name(stage), hooks->list[i].path);
+                int r = hook_run(&hooks->list[i], stage, state_json, state_len, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int hooks_run(const struct spec_hooks *hooks, enum spec_hook_kind stage, const char *state_json,
               size_t state_len, struct umw_error **err)
 {
@@ -305,10 +318,7 @@ int hooks_run(const struct spec_hooks *hooks, enum spec_hook_kind stage, const c
         int r = sigpipe_block(&guard);
         if (r < 0)
                 return umw_fail_sys(err, -r, "%s hooks: block SIGPIPE", kind);
-        for (size_t i = 0; i < hooks->count && r == 0; i++) {
-                umw_debug("running %s hook %s", kind, hooks->list[i].path);
-                r = hook_run(&hooks->list[i], stage, state_json, state_len, err);
-        }
+        r = run_each(hooks, stage, state_json, state_len, err);
         sigpipe_restore(&guard);
         return r;
 }

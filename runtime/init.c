@@ -183,12 +183,13 @@ static int enter_cgroups(const struct init_args *a, bool *placed, struct umw_err
         *placed = true;
         int joins[SYNC_MAX_FDS];
         size_t n = 0;
-        int r = sync_expect_fds(a->sync_fd, SYNC_PLACED, "umwelt-run", joins, &n, err);
-        if (r == 0)
-                r = cgroup_join_self(joins, &n, err);
-        if (r == 0 && new_cgroup_namespace(a->spec) && unshare(CLONE_NEWCGROUP) < 0)
-                r = umw_fail_errno(err, "create cgroup namespace");
-        return r;
+        int r;
+        if ((r = sync_expect_fds(a->sync_fd, SYNC_PLACED, "umwelt-run", joins, &n, err)) < 0 ||
+            (r = cgroup_join_self(joins, &n, err)) < 0)
+                return r;
+        if (new_cgroup_namespace(a->spec) && unshare(CLONE_NEWCGROUP) < 0)
+                return umw_fail_errno(err, "create cgroup namespace");
+        return 0;
 }
 
 static size_t first_cgroup_mount(const struct spec *spec)
@@ -216,10 +217,14 @@ static int mount_all(const struct init_args *a, int rootfs_fd, int *trees, bool 
 {
         size_t split = first_cgroup_mount(a->spec), n = a->spec->n_mounts;
         const struct mount_root root = {.fd = rootfs_fd, .path = a->rootfs};
-        int r = mount_range(a->spec, 0, split, &root, a->new_userns, trees, err);
-        if (r == 0 && split < n && (r = enter_cgroups(a, placed, err)) == 0)
-                r = mount_range(a->spec, split, n, &root, a->new_userns, trees, err);
-        return r;
+        int r;
+        if ((r = mount_range(a->spec, 0, split, &root, a->new_userns, trees, err)) < 0)
+                return r;
+        if (split >= n)
+                return 0;
+        if ((r = enter_cgroups(a, placed, err)) < 0)
+                return r;
+        return mount_range(a->spec, split, n, &root, a->new_userns, trees, err);
 }
 
 static void close_trees(int *trees, size_t n)
@@ -247,7 +252,13 @@ static int receive_trees(const struct init_args *a, int **out, struct umw_error 
                 int fds[SYNC_MAX_FDS];
                 size_t n = 0;
                 int r = sync_expect_fds(a->sync_fd, SYNC_TREES, "umwelt-run", fds, &n, err);
-                for (size_t k = 0; r == 0 && k < n; k++) {
+                if (r < 0 || n == 0) {
+                        close_trees(trees, spec->n_mounts);
+                        return r < 0
+                                   ? r
+                                   : umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "no mount trees came");
+                }
+                for (size_t k = 0; k < n; k++) {
                         while (next < spec->n_mounts &&
                                !mounts_tree_from_runtime(spec, &spec->mounts[next], a->rootfs,
                                                          a->runtime_clones))
@@ -257,16 +268,23 @@ static int receive_trees(const struct init_args *a, int **out, struct umw_error 
                         else
                                 close(fds[k]);
                 }
-                if (r == 0 && n == 0)
-                        r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "no mount trees came");
-                if (r < 0) {
-                        close_trees(trees, spec->n_mounts);
-                        return r;
-                }
                 got += n;
         }
         *out = trees;
         return 0;
+}
+
+/* The trees umwelt-run made, received, mounted with the rest and closed. */
+static int mount_with_trees(const struct init_args *a, int rootfs_fd, bool *placed,
+                            struct umw_error **err)
+{
+        int *trees = NULL;
+        int r = receive_trees(a, &trees, err);
+        if (r < 0)
+                return r; /* receive_trees closed what it had */
+        r = mount_all(a, rootfs_fd, trees, placed, err);
+        close_trees(trees, a->spec->n_mounts);
+        return r;
 }
 
 /* Hooks that run before READY: the cgroup must be entered before them. */
@@ -280,30 +298,20 @@ static int build_mount_namespace(const struct init_args *a, pid_t host_pid, bool
 {
         const struct spec *spec = a->spec;
         _cleanup_close_ int rootfs_fd = -1;
-        int *trees = NULL;
-        int r = rootfs_prepare(spec, a->rootfs, &rootfs_fd, err);
-        if (r == 0)
-                r = receive_trees(a, &trees, err);
-        if (r == 0)
-                r = mount_all(a, rootfs_fd, trees, placed, err);
-        close_trees(trees, spec->n_mounts);
-        if (r == 0)
-                r = devices_setup(spec, rootfs_fd, a->new_userns, err);
-        if (r == 0 && hooks_before_ready(spec))
-                r = enter_cgroups(a, placed, err);
+        int r;
+        if ((r = rootfs_prepare(spec, a->rootfs, &rootfs_fd, err)) < 0 ||
+            (r = mount_with_trees(a, rootfs_fd, placed, err)) < 0 ||
+            (r = devices_setup(spec, rootfs_fd, a->new_userns, err)) < 0 ||
+            (hooks_before_ready(spec) && (r = enter_cgroups(a, placed, err)) < 0))
+                return r;
+        if (init_waits_for_hooks(spec) &&
+            ((r = sync_send(a->sync_fd, SYNC_HOOKS, 0, err)) < 0 ||
+             (r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", NULL, err)) < 0))
+                return r;
+        r = run_hooks_inside(a, SPEC_HOOK_CREATE_CONTAINER, host_pid, STATUS_CREATING, err);
         if (r < 0)
                 return r;
-        if (init_waits_for_hooks(spec)) {
-                r = sync_send(a->sync_fd, SYNC_HOOKS, 0, err);
-                if (r == 0)
-                        r = sync_expect(a->sync_fd, SYNC_GO, "umwelt-run", NULL, err);
-                if (r < 0)
-                        return r;
-        }
-        r = run_hooks_inside(a, SPEC_HOOK_CREATE_CONTAINER, host_pid, STATUS_CREATING, err);
-        if (r == 0)
-                r = rootfs_pivot(a->rootfs, a->no_pivot, err);
-        return r;
+        return rootfs_pivot(a->rootfs, a->no_pivot, err);
 }
 
 static int init_setup(const struct init_args *a, pid_t *host_pid, int *userns_fd, char **exe,

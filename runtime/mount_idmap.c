@@ -111,6 +111,25 @@ __attribute__((noreturn)) static void hold_userns(int ready, int hold)
         _exit(0);
 }
 
+/* The user namespace the child pid made, once ready_rd says so, with m's
+ * maps written, opened: its fd. */
+static int open_child_userns(const struct spec_mount *m, pid_t pid, int ready_rd,
+                             struct umw_error **err)
+{
+        char c = 'n';
+        if (read(ready_rd, &c, 1) != 1 || c != 'y')
+                return umw_fail(err, UMW_EXIT_FAILURE, EPERM,
+                                "create the user namespace of the mount on %s", m->destination);
+        int r = ns_write_maps(pid, m->uid_mappings, m->n_uid_mappings, m->gid_mappings,
+                              m->n_gid_mappings, err);
+        if (r < 0)
+                return r;
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        return fd < 0 ? umw_fail_errno(err, "open %s", path) : fd;
+}
+
 /* A user namespace with m's own mapping, for its mount alone (as crun
  * makes one): a child unshares it and holds it while its maps are written
  * and it is opened, then ends; the fd keeps the namespace. */
@@ -135,25 +154,11 @@ static int mount_userns(const struct spec_mount *m, struct umw_error **err)
         _cleanup_close_ int ready_rd = ready[0], hold_wr = hold[1];
         if (pid < 0)
                 return umw_fail_errno(err, "fork for the user namespace of %s", m->destination);
-        char c = 'n';
-        int fd = -1;
-        int r = read(ready_rd, &c, 1) == 1 && c == 'y'
-                    ? 0
-                    : umw_fail(err, UMW_EXIT_FAILURE, EPERM,
-                               "create the user namespace of the mount on %s", m->destination);
-        if (r == 0)
-                r = ns_write_maps(pid, m->uid_mappings, m->n_uid_mappings, m->gid_mappings,
-                                  m->n_gid_mappings, err);
-        if (r == 0) {
-                char path[64];
-                snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-                if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-                        r = umw_fail_errno(err, "open %s", path);
-        }
+        int r = open_child_userns(m, pid, ready_rd, err);
         umw_close_fdp(&hold_wr);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
-        return r < 0 ? r : fd;
+        return r;
 }
 
 /* The clone of m with its flags, idmapped with userns_fd when asked. */

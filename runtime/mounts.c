@@ -709,12 +709,13 @@ static int mount_cgroup(const struct spec *spec, const struct spec_mount *m,
                 v2m.source = "cgroup2";
                 return mount_fs(&v2m, o, rootfs_fd, dest_fd, in_userns, err);
         }
-        int r = umw_read_file_at(AT_FDCWD, "/proc/self/cgroup", MOUNTINFO_MAX, &c.self_cgroup, NULL,
-                                 err);
-        if (r == 0)
-                r = v2 ? cgroup_v2_own(&c, dest_fd, err) : cgroup_v1(&c, dest_fd, err);
-        free(c.self_cgroup);
-        return r;
+        _cleanup_free_ char *self_cgroup = NULL;
+        int r =
+            umw_read_file_at(AT_FDCWD, "/proc/self/cgroup", MOUNTINFO_MAX, &self_cgroup, NULL, err);
+        if (r < 0)
+                return r;
+        c.self_cgroup = self_cgroup;
+        return v2 ? cgroup_v2_own(&c, dest_fd, err) : cgroup_v1(&c, dest_fd, err);
 }
 
 /* ---- one spec mount ---- */

@@ -70,10 +70,9 @@ static int write_time_offsets(const struct spec *spec, struct umw_error **err)
                 return umw_fail_errno(err, "open /proc/self/timens_offsets");
         /* The kernel takes one clock per write. */
         char *second = strchr(buf, '\n') + 1;
-        int r = umw_write_all(fd, buf, (size_t)(second - buf));
-        if (r == 0)
-                r = umw_write_all(fd, second, (size_t)(len - (second - buf)));
-        if (r < 0)
+        int r;
+        if ((r = umw_write_all(fd, buf, (size_t)(second - buf))) < 0 ||
+            (r = umw_write_all(fd, second, (size_t)(len - (second - buf)))) < 0)
                 return umw_fail_sys(err, -r, "write time namespace offsets");
         return 0;
 }
@@ -91,11 +90,13 @@ int ns_prepare_parent(const struct spec *spec, struct ns_saved *saved, struct um
         *saved = (struct ns_saved){.pid_fd = -1, .time_fd = -1};
         const struct spec_namespace *pid = &spec->namespaces[SPEC_NS_PID];
         const struct spec_namespace *t = &spec->namespaces[SPEC_NS_TIME];
-        int r = 0;
-        if (pid->enabled && pid->path && (r = save_active("pid", &saved->pid_fd, err)) == 0)
-                r = setns_path(pid->path, CLONE_NEWPID, "pid", err);
-        if (r < 0 || !t->enabled)
+        int r;
+        if (pid->enabled && pid->path &&
+            ((r = save_active("pid", &saved->pid_fd, err)) < 0 ||
+             (r = setns_path(pid->path, CLONE_NEWPID, "pid", err)) < 0))
                 return r;
+        if (!t->enabled)
+                return 0;
         if ((r = save_active("time", &saved->time_fd, err)) < 0)
                 return r;
         if (t->path)

@@ -154,16 +154,25 @@ int netwall_open(const struct spec *spec, pid_t pid, int *netns, struct umw_erro
         return 0;
 }
 
+/* By this thread where it may enter netns, else by a child that enters its
+ * owning user namespace first. */
+static int install_here_or_in_child(int netns, struct umw_error **err)
+{
+        _cleanup_close_ int userns = -1;
+        bool done = false;
+        int r = install_in_place(netns, &done, err);
+        if (r < 0 || done)
+                return r;
+        if ((r = owner_userns(netns, &userns, err)) < 0)
+                return r;
+        return run_installer(netns, userns, err);
+}
+
 int netwall_install(int netns, struct umw_error **err)
 {
         if (netns < 0)
                 return 0;
-        _cleanup_close_ int userns = -1;
-        bool done = false;
-        int r = install_in_place(netns, &done, err);
-        if (r == 0 && !done && (r = owner_userns(netns, &userns, err)) == 0)
-                r = run_installer(netns, userns, err);
-        if (r < 0)
+        if (install_here_or_in_child(netns, err) < 0)
                 return umw_error_prefix(err, "%s=%s", SPEC_NETWALL_ANNOTATION,
                                         SPEC_NETWALL_DEFAULT_DROP);
         return 0;

@@ -202,9 +202,10 @@ static int mask_dir(int fd, int *empty)
         if (mnt < 0)
                 return mnt;
         int r = attach(mnt, fd);
-        if (r == 0)
-                *empty = TAKE_FD(mnt);
-        return r;
+        if (r < 0)
+                return r;
+        *empty = TAKE_FD(mnt);
+        return 0;
 }
 
 /* Whether a path the init cannot open needs no mask: absent, or out of

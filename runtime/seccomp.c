@@ -135,9 +135,11 @@ static int seccomp_set_flag(scmp_filter_ctx ctx, const char *flag, size_t i, str
 {
         const struct seccomp_flag *f = NULL;
         int r = seccomp_find_flag(flag, i, &f, err);
-        if (r == 0 && (r = seccomp_attr_set(ctx, f->attr, 1)) < 0)
+        if (r < 0)
+                return r;
+        if ((r = seccomp_attr_set(ctx, f->attr, 1)) < 0)
                 return umw_fail_sys(err, -r, "seccomp: set flag %s", flag);
-        return r;
+        return 0;
 }
 
 static int seccomp_load_flags(const struct spec_seccomp *s, unsigned int *out,
@@ -304,6 +306,17 @@ static int seccomp_export(scmp_filter_ctx ctx, struct sock_filter **prog, size_t
         return 0;
 }
 
+/* The rules into ctx, then ctx as a BPF program; ctx is the caller's. */
+static int seccomp_build_and_export(const struct spec_seccomp *s, scmp_filter_ctx ctx,
+                                    uint32_t default_action, struct sock_filter **prog, size_t *n,
+                                    struct umw_error **err)
+{
+        int r = seccomp_build_ctx(s, ctx, default_action, err);
+        if (r < 0)
+                return r;
+        return seccomp_export(ctx, prog, n, err);
+}
+
 static int seccomp_compile(const struct spec_seccomp *s, struct sock_filter **prog, size_t *n,
                            struct umw_error **err)
 {
@@ -315,9 +328,7 @@ static int seccomp_compile(const struct spec_seccomp *s, struct sock_filter **pr
         scmp_filter_ctx ctx = seccomp_init(default_action);
         if (!ctx)
                 return umw_fail(err, UMW_EXIT_FAILURE, EINVAL, "seccomp_init failed");
-        r = seccomp_build_ctx(s, ctx, default_action, err);
-        if (r == 0)
-                r = seccomp_export(ctx, prog, n, err);
+        r = seccomp_build_and_export(s, ctx, default_action, prog, n, err);
         seccomp_release(ctx);
         return r;
 }

@@ -23,23 +23,23 @@ static int parse_mount(yajl_val obj, const struct umw_jloc *loc, struct spec_mou
                        struct umw_error **err)
 {
         struct umw_jloc dest_at = umw_jloc_key(loc, "destination");
-        int r = umw_json_object(obj, loc, err);
-        if (r == 0)
-                r = spec_read_absolute_path(umw_json_member(obj, "destination"), &dest_at,
-                                            &m->destination, err);
-        if (r == 0)
-                r = member_string(obj, loc, "type", false, &m->type, err);
-        if (r == 0)
-                r = member_string(obj, loc, "source", false, &m->source, err);
-        if (r == 0)
-                r = member_strv(obj, loc, "options", &m->options, &m->n_options, err);
+        int r;
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = spec_read_absolute_path(umw_json_member(obj, "destination"), &dest_at,
+                                         &m->destination, err)) < 0 ||
+            (r = member_string(obj, loc, "type", false, &m->type, err)) < 0 ||
+            (r = member_string(obj, loc, "source", false, &m->source, err)) < 0 ||
+            (r = member_strv(obj, loc, "options", &m->options, &m->n_options, err)) < 0)
+                return r;
         yajl_val v;
         struct umw_jloc at;
-        if (r == 0 && (r = member_typed(obj, loc, "uidMappings", true, &v, &at, err)) == 0 && v)
-                r = spec_parse_idmaps(v, &at, &m->uid_mappings, &m->n_uid_mappings, err);
-        if (r == 0 && (r = member_typed(obj, loc, "gidMappings", true, &v, &at, err)) == 0 && v)
-                r = spec_parse_idmaps(v, &at, &m->gid_mappings, &m->n_gid_mappings, err);
-        return r;
+        if ((r = member_typed(obj, loc, "uidMappings", true, &v, &at, err)) < 0 ||
+            (v && (r = spec_parse_idmaps(v, &at, &m->uid_mappings, &m->n_uid_mappings, err)) < 0))
+                return r;
+        if ((r = member_typed(obj, loc, "gidMappings", true, &v, &at, err)) < 0 ||
+            (v && (r = spec_parse_idmaps(v, &at, &m->gid_mappings, &m->n_gid_mappings, err)) < 0))
+                return r;
+        return 0;
 }
 
 static int parse_mounts(yajl_val arr, const struct umw_jloc *loc, struct spec *spec,
@@ -63,12 +63,11 @@ static int parse_root(yajl_val top, const struct umw_jloc *loc, struct spec *spe
 {
         struct umw_jloc at = umw_jloc_key(loc, "root");
         yajl_val root = umw_json_member(top, "root");
-        int r = umw_json_object(root, &at, err);
-        if (r == 0)
-                r = member_string(root, &at, "path", true, &spec->root_path, err);
-        if (r == 0)
-                r = member_bool(root, &at, "readonly", &spec->root_readonly, err);
-        return r;
+        int r;
+        if ((r = umw_json_object(root, &at, err)) < 0 ||
+            (r = member_string(root, &at, "path", true, &spec->root_path, err)) < 0)
+                return r;
+        return member_bool(root, &at, "readonly", &spec->root_readonly, err);
 }
 
 static int parse_spec(yajl_val top, const struct umw_jloc *loc, struct spec *spec,
@@ -113,15 +112,12 @@ int spec_load(const char *text, const char *file, struct spec **out, struct umw_
                 return spec_oom(err);
         }
         /* In one arena: read at every start and exec (the sandbox's: 30 kB). */
-        int r = umw_json_parse_doc(text, file, &spec->tree, err);
-        if (r == 0) {
-                umw_jloc_init(&loc, file);
-                r = parse_spec(spec->tree, &loc, spec, err);
-        }
-        if (r == 0)
-                r = spec_check_netwall(spec, spec_annotation(spec, SPEC_NETWALL_ANNOTATION), file,
-                                       err);
-        if (r < 0) {
+        umw_jloc_init(&loc, file);
+        int r;
+        if ((r = umw_json_parse_doc(text, file, &spec->tree, err)) < 0 ||
+            (r = parse_spec(spec->tree, &loc, spec, err)) < 0 ||
+            (r = spec_check_netwall(spec, spec_annotation(spec, SPEC_NETWALL_ANNOTATION), file,
+                                    err)) < 0) {
                 spec_free(spec);
                 return r;
         }

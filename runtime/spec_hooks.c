@@ -26,20 +26,20 @@ static int parse_hook(yajl_val obj, const struct umw_jloc *loc, struct spec_hook
         struct umw_jloc path_at = umw_jloc_key(loc, "path");
         struct umw_jloc timeout_at = umw_jloc_key(loc, "timeout");
         yajl_val timeout;
-        int r = umw_json_object(obj, loc, err);
-        if (r == 0)
-                r = spec_read_absolute_path(umw_json_member(obj, "path"), &path_at, &h->path, err);
-        if (r == 0)
-                r = member_strv(obj, loc, "args", &h->args, NULL, err);
-        if (r == 0)
-                r = member_strv(obj, loc, "env", &h->env, NULL, err);
-        if (r < 0 || !(timeout = umw_json_member(obj, "timeout")))
+        int r;
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = spec_read_absolute_path(umw_json_member(obj, "path"), &path_at, &h->path, err)) <
+                0 ||
+            (r = member_strv(obj, loc, "args", &h->args, NULL, err)) < 0 ||
+            (r = member_strv(obj, loc, "env", &h->env, NULL, err)) < 0)
                 return r;
+        if (!(timeout = umw_json_member(obj, "timeout")))
+                return 0;
         int64_t secs = 0;
-        r = umw_json_int64(timeout, &timeout_at, 1, INT_MAX, &secs, err);
-        if (r == 0)
-                h->timeout = (int)secs;
-        return r;
+        if ((r = umw_json_int64(timeout, &timeout_at, 1, INT_MAX, &secs, err)) < 0)
+                return r;
+        h->timeout = (int)secs;
+        return 0;
 }
 
 int spec_parse_hooks(yajl_val obj, const struct umw_jloc *loc, struct spec *spec,

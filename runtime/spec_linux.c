@@ -25,11 +25,10 @@ static int parse_namespace(yajl_val obj, const struct umw_jloc *loc, struct spec
         struct umw_jloc type_at = umw_jloc_key(loc, "type");
         struct umw_jloc path_at = umw_jloc_key(loc, "path");
         int type = 0;
-        int r = umw_json_object(obj, loc, err);
-        if (r == 0)
-                r = spec_read_enum(umw_json_member(obj, "type"), &type_at, spec_ns_names,
-                                   SPEC_NS_COUNT, &type, err);
-        if (r < 0)
+        int r;
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = spec_read_enum(umw_json_member(obj, "type"), &type_at, spec_ns_names,
+                                SPEC_NS_COUNT, &type, err)) < 0)
                 return r;
         struct spec_namespace *ns = &spec->namespaces[type];
         if (ns->enabled)
@@ -53,15 +52,12 @@ int spec_parse_idmaps(yajl_val arr, const struct umw_jloc *loc, struct spec_idma
                 yajl_val m = arr->u.array.values[i];
                 struct spec_idmap *map = &(*out)[i];
                 int64_t size = 0;
-                r = umw_json_object(m, &at, err);
-                if (r == 0)
-                        r = member_u32(m, &at, "containerID", true, &map->container_id, NULL, err);
-                if (r == 0)
-                        r = member_u32(m, &at, "hostID", true, &map->host_id, NULL, err);
-                if (r == 0)
-                        r = umw_json_int64(umw_json_member(m, "size"), &size_at, 1, UINT32_MAX,
-                                           &size, err);
-                if (r < 0)
+                if ((r = umw_json_object(m, &at, err)) < 0 ||
+                    (r = member_u32(m, &at, "containerID", true, &map->container_id, NULL, err)) <
+                        0 ||
+                    (r = member_u32(m, &at, "hostID", true, &map->host_id, NULL, err)) < 0 ||
+                    (r = umw_json_int64(umw_json_member(m, "size"), &size_at, 1, UINT32_MAX, &size,
+                                        err)) < 0)
                         return r;
                 map->size = (uint32_t)size;
         }
@@ -114,21 +110,17 @@ static int parse_device(yajl_val obj, const struct umw_jloc *loc, struct spec_de
         struct umw_jloc path_at = umw_jloc_key(loc, "path");
         struct umw_jloc mode_at = umw_jloc_key(loc, "fileMode");
         yajl_val mode;
-        int r = umw_json_object(obj, loc, err);
-        if (r == 0)
-                r = parse_device_path(umw_json_member(obj, "path"), &path_at, &d->path, err);
-        if (r == 0)
-                r = parse_device_type(obj, loc, d, err);
-        if (r == 0)
-                r = parse_device_number(obj, loc, "major", d->type != 'p', &d->major, err);
-        if (r == 0)
-                r = parse_device_number(obj, loc, "minor", d->type != 'p', &d->minor, err);
-        if (r == 0)
-                r = member_u32(obj, loc, "uid", false, &d->uid, &d->has_uid, err);
-        if (r == 0)
-                r = member_u32(obj, loc, "gid", false, &d->gid, &d->has_gid, err);
-        if (r < 0 || !(mode = umw_json_member(obj, "fileMode")))
+        int r;
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = parse_device_path(umw_json_member(obj, "path"), &path_at, &d->path, err)) < 0 ||
+            (r = parse_device_type(obj, loc, d, err)) < 0 ||
+            (r = parse_device_number(obj, loc, "major", d->type != 'p', &d->major, err)) < 0 ||
+            (r = parse_device_number(obj, loc, "minor", d->type != 'p', &d->minor, err)) < 0 ||
+            (r = member_u32(obj, loc, "uid", false, &d->uid, &d->has_uid, err)) < 0 ||
+            (r = member_u32(obj, loc, "gid", false, &d->gid, &d->has_gid, err)) < 0)
                 return r;
+        if (!(mode = umw_json_member(obj, "fileMode")))
+                return 0;
         /* Permission bits only: the file type comes from "type". */
         int64_t m = 0;
         r = umw_json_int64(mode, &mode_at, 0, 07777, &m, err);

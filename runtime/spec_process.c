@@ -120,15 +120,14 @@ static int parse_user(yajl_val user, const struct umw_jloc *loc, struct spec_pro
 {
         struct umw_jloc gids_at;
         yajl_val gids = NULL;
-        int r = member_u32(user, loc, "uid", false, &p->uid, NULL, err);
-        if (r == 0)
-                r = member_u32(user, loc, "gid", false, &p->gid, NULL, err);
-        if (r == 0)
-                r = member_u32(user, loc, "umask", false, &p->umask, &p->has_umask, err);
-        if (r == 0)
-                r = member_typed(user, loc, "additionalGids", true, &gids, &gids_at, err);
-        if (r < 0 || !gids)
+        int r;
+        if ((r = member_u32(user, loc, "uid", false, &p->uid, NULL, err)) < 0 ||
+            (r = member_u32(user, loc, "gid", false, &p->gid, NULL, err)) < 0 ||
+            (r = member_u32(user, loc, "umask", false, &p->umask, &p->has_umask, err)) < 0 ||
+            (r = member_typed(user, loc, "additionalGids", true, &gids, &gids_at, err)) < 0)
                 return r;
+        if (!gids)
+                return 0;
         r = spec_alloc_array(gids->u.array.len, sizeof(uint32_t), &p->additional_gids, err);
         if (r < 0)
                 return r;
@@ -149,10 +148,10 @@ static int parse_console_size(yajl_val obj, const struct umw_jloc *loc, struct s
         struct umw_jloc h_at = umw_jloc_key(loc, "height");
         struct umw_jloc w_at = umw_jloc_key(loc, "width");
         int64_t h = 0, w = 0;
-        int r = umw_json_int64(umw_json_member(obj, "height"), &h_at, 0, UINT16_MAX, &h, err);
-        if (r == 0)
-                r = umw_json_int64(umw_json_member(obj, "width"), &w_at, 0, UINT16_MAX, &w, err);
-        if (r < 0)
+        int r;
+        if ((r = umw_json_int64(umw_json_member(obj, "height"), &h_at, 0, UINT16_MAX, &h, err)) <
+                0 ||
+            (r = umw_json_int64(umw_json_member(obj, "width"), &w_at, 0, UINT16_MAX, &w, err)) < 0)
                 return r;
         p->console_height = (unsigned int)h;
         p->console_width = (unsigned int)w;

@@ -36,17 +36,14 @@ static int parse_seccomp_arg(yajl_val obj, const struct umw_jloc *loc, struct sp
         struct umw_jloc op_at = umw_jloc_key(loc, "op");
         int64_t index = 0;
         int op = 0;
-        int r = umw_json_object(obj, loc, err);
-        if (r == 0)
-                r = umw_json_int64(umw_json_member(obj, "index"), &index_at, 0, 5, &index, err);
-        if (r == 0)
-                r = umw_json_uint64(umw_json_member(obj, "value"), &value_at, &a->value, err);
-        if (r == 0 && umw_json_member(obj, "valueTwo"))
-                r = umw_json_uint64(umw_json_member(obj, "valueTwo"), &two_at, &a->value_two, err);
-        if (r == 0)
-                r = spec_read_enum(umw_json_member(obj, "op"), &op_at, seccomp_ops,
-                                   ARRAY_SIZE(seccomp_ops), &op, err);
-        if (r < 0)
+        yajl_val two = umw_json_member(obj, "valueTwo");
+        int r;
+        if ((r = umw_json_object(obj, loc, err)) < 0 ||
+            (r = umw_json_int64(umw_json_member(obj, "index"), &index_at, 0, 5, &index, err)) < 0 ||
+            (r = umw_json_uint64(umw_json_member(obj, "value"), &value_at, &a->value, err)) < 0 ||
+            (two && (r = umw_json_uint64(two, &two_at, &a->value_two, err)) < 0) ||
+            (r = spec_read_enum(umw_json_member(obj, "op"), &op_at, seccomp_ops,
+                                ARRAY_SIZE(seccomp_ops), &op, err)) < 0)
                 return r;
         a->index = (unsigned int)index;
         a->op = op;
@@ -67,16 +64,12 @@ static int parse_seccomp_rule(yajl_val obj, const struct umw_jloc *loc,
         names = umw_json_member(obj, "names");
         if (!YAJL_IS_ARRAY(names) || names->u.array.len == 0)
                 return umw_json_expected(&names_at, "a non-empty array of strings", err);
-        r = umw_json_strv(names, &names_at, &rule->names, &rule->n_names, err);
-        if (r == 0)
-                r = spec_read_enum(umw_json_member(obj, "action"), &action_at, seccomp_actions,
-                                   ARRAY_SIZE(seccomp_actions), &action, err);
-        if (r == 0)
-                r = member_u32(obj, loc, "errnoRet", false, &rule->errno_ret, &rule->has_errno_ret,
-                               err);
-        if (r == 0)
-                r = member_typed(obj, loc, "args", true, &args, &args_at, err);
-        if (r < 0)
+        if ((r = umw_json_strv(names, &names_at, &rule->names, &rule->n_names, err)) < 0 ||
+            (r = spec_read_enum(umw_json_member(obj, "action"), &action_at, seccomp_actions,
+                                ARRAY_SIZE(seccomp_actions), &action, err)) < 0 ||
+            (r = member_u32(obj, loc, "errnoRet", false, &rule->errno_ret, &rule->has_errno_ret,
+                            err)) < 0 ||
+            (r = member_typed(obj, loc, "args", true, &args, &args_at, err)) < 0)
                 return r;
         rule->action = action;
         if (!args)

@@ -123,6 +123,18 @@ static int check_packet(struct sync_packet *p, ssize_t n, enum sync_msg type, co
         return 0;
 }
 
+/* check_packet, and the fds it came with all taken. */
+static int check_fd_packet(struct sync_packet *p, ssize_t got, enum sync_msg type, const char *what,
+                           int msg_flags, struct umw_error **err)
+{
+        int r = check_packet(p, got, type, what, err);
+        if (r < 0)
+                return r;
+        if (msg_flags & MSG_CTRUNC)
+                return umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "%s: too many fds passed", what);
+        return 0;
+}
+
 int sync_expect_fds(int fd, enum sync_msg type, const char *what, int *fds, size_t *n,
                     struct umw_error **err)
 {
@@ -142,9 +154,7 @@ int sync_expect_fds(int fd, enum sync_msg type, const char *what, int *fds, size
         if (got < 0)
                 return umw_fail_errno(err, "sync with %s", what);
         *n = take_fds(&mh, fds, SYNC_MAX_FDS);
-        int r = check_packet(&p, got, type, what, err);
-        if (r == 0 && (mh.msg_flags & MSG_CTRUNC))
-                r = umw_fail(err, UMW_EXIT_FAILURE, EPROTO, "%s: too many fds passed", what);
+        int r = check_fd_packet(&p, got, type, what, mh.msg_flags, err);
         if (r < 0)
                 close_all(fds, n);
         return r;
@@ -162,7 +172,9 @@ int sync_expect(int fd, enum sync_msg type, const char *what, int *value, struct
         if (n < 0)
                 return umw_fail_errno(err, "sync with %s", what);
         int r = check_packet(&p, n, type, what, err);
-        if (r == 0 && value)
+        if (r < 0)
+                return r;
+        if (value)
                 *value = p.value;
-        return r;
+        return 0;
 }

@@ -107,9 +107,10 @@ static int timeout_ms(const char *s, const char *opt, unsigned *out, struct umw_
 {
         unsigned long v;
         int r = parse_number(s, 1, 86400, opt, &v, err);
-        if (r == 0)
-                *out = (unsigned)v * 1000;
-        return r;
+        if (r < 0)
+                return r;
+        *out = (unsigned)v * 1000;
+        return 0;
 }
 
 enum {
@@ -294,10 +295,9 @@ int main(int argc, char **argv)
             .owner_fd = -1,
         };
         umw_log_set_program("umwelt-gateway");
-        int r = parse_args(argc, argv, &a, &err);
-        if (r == 0 && (r = umw_log_open(NULL, false, a.debug, &err)) == 0)
-                r = run(&a, &err);
-        if (r < 0) {
+        int r;
+        if ((r = parse_args(argc, argv, &a, &err)) < 0 ||
+            (r = umw_log_open(NULL, false, a.debug, &err)) < 0 || (r = run(&a, &err)) < 0) {
                 umw_log_error(err);
                 int code = err->kind == UMW_EXIT_OK ? UMW_EXIT_FAILURE : (int)err->kind;
                 umw_error_free(err);

@@ -20,19 +20,21 @@
 VERB(pause)
 {
         static const struct option none[] = {{0}};
-        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
-        if (r == 0)
-                r = container_pause(&g->rt, argv[optind], err);
-        return r < 0 ? r : 0;
+        int r;
+        if ((r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err)) < 0 ||
+            (r = container_pause(&g->rt, argv[optind], err)) < 0)
+                return r;
+        return 0;
 }
 
 VERB(resume)
 {
         static const struct option none[] = {{0}};
-        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
-        if (r == 0)
-                r = container_resume(&g->rt, argv[optind], err);
-        return r < 0 ? r : 0;
+        int r;
+        if ((r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err)) < 0 ||
+            (r = container_resume(&g->rt, argv[optind], err)) < 0)
+                return r;
+        return 0;
 }
 
 /* The integer flags first (OPT_MEMORY up to N_INT_FLAGS), in longopts'

@@ -58,7 +58,9 @@ static int apply_exec_opt(int c, const char *arg, struct exec_opts *o, struct um
         }
 }
 
-VERB(exec)
+/* exec's options into o (its env and caps lists the caller's to free), the
+ * container id and the command. */
+static int parse_exec(int argc, char **argv, struct exec_opts *o, struct umw_error **err)
 {
         static const struct option longopts[] = {
             {"process", required_argument, NULL, 'p'},
@@ -74,25 +76,40 @@ VERB(exec)
             {"preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS},
             {0},
         };
-        struct exec_opts o = {0};
         optind = 1;
-        int c, r = 0;
+        int c, r;
         /* '+': everything after the id is the command, options included. */
-        while (r == 0 && (c = getopt_long(argc, argv, "+p:tde:u:c:", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+p:tde:u:c:", longopts, NULL)) != -1) {
                 if (c == '?' || c == ':')
-                        r = opts_usage_error(err, "exec", "unknown option '%s'", argv[optind - 1]);
-                else
-                        r = apply_exec_opt(c, optarg, &o, err);
+                        return opts_usage_error(err, "exec", "unknown option '%s'",
+                                                argv[optind - 1]);
+                if ((r = apply_exec_opt(c, optarg, o, err)) < 0)
+                        return r;
         }
-        if (r == 0)
-                r = opts_expect_args("exec", argc, argv, optind, 1, -1, err);
+        if ((r = opts_expect_args("exec", argc, argv, optind, 1, -1, err)) < 0)
+                return r;
+        o->id = argv[optind];
+        o->args = argv + optind + 1;
+        return 0;
+}
+
+/* Its error, or the exit status of the process it ran. */
+static int parse_and_exec(struct global_opts *g, int argc, char **argv, struct exec_opts *o,
+                          struct umw_error **err)
+{
         int status = 0;
-        if (r == 0) {
-                o.id = argv[optind];
-                o.args = argv + optind + 1;
-                r = container_exec(&g->rt, &o, &status, err);
-        }
+        int r;
+        if ((r = parse_exec(argc, argv, o, err)) < 0 ||
+            (r = container_exec(&g->rt, o, &status, err)) < 0)
+                return r;
+        return status;
+}
+
+VERB(exec)
+{
+        struct exec_opts o = {0};
+        int r = parse_and_exec(g, argc, argv, &o, err);
         free(o.env);
         free(o.caps);
-        return r < 0 ? r : status;
+        return r;
 }

@@ -1,5 +1,6 @@
 /* create, run, start, kill, delete. */
 #include "src/verbs.h"
+#include "common/cleanup.h"
 #include "common/error.h"
 #include "common/signals.h"
 
@@ -130,13 +131,11 @@ VERB(create)
         int r = parse_create(argc, argv, false, &o, err);
         if (r < 0)
                 return r;
-        char *bundle = NULL;
-        r = absolute_bundle(o.bundle, &bundle, err);
-        if (r == 0) {
-                o.bundle = bundle;
-                r = container_create(&g->rt, &o, err);
-        }
-        free(bundle);
+        _cleanup_free_ char *bundle = NULL;
+        if ((r = absolute_bundle(o.bundle, &bundle, err)) < 0)
+                return r;
+        o.bundle = bundle;
+        r = container_create(&g->rt, &o, err);
         return r < 0 ? r : 0;
 }
 
@@ -146,24 +145,23 @@ VERB(run)
         int r = parse_create(argc, argv, true, &o, err);
         if (r < 0)
                 return r;
-        char *bundle = NULL;
+        _cleanup_free_ char *bundle = NULL;
         int status = 0;
-        r = absolute_bundle(o.bundle, &bundle, err);
-        if (r == 0) {
-                o.bundle = bundle;
-                r = container_run(&g->rt, &o, &status, err);
-        }
-        free(bundle);
+        if ((r = absolute_bundle(o.bundle, &bundle, err)) < 0)
+                return r;
+        o.bundle = bundle;
+        r = container_run(&g->rt, &o, &status, err);
         return r < 0 ? r : status;
 }
 
 VERB(start)
 {
         static const struct option none[] = {{0}};
-        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
-        if (r == 0)
-                r = container_start(&g->rt, argv[optind], err);
-        return r < 0 ? r : 0;
+        int r;
+        if ((r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err)) < 0 ||
+            (r = container_start(&g->rt, argv[optind], err)) < 0)
+                return r;
+        return 0;
 }
 
 VERB(kill)
@@ -185,8 +183,9 @@ VERB(delete)
 {
         static const struct option longopts[] = {{"force", no_argument, NULL, 'f'}, {0}};
         bool force = false;
-        int r = opts_parse_id_verb(argc, argv, longopts, "f", 1, &force, err);
-        if (r == 0)
-                r = container_delete(&g->rt, argv[optind], force, err);
-        return r < 0 ? r : 0;
+        int r;
+        if ((r = opts_parse_id_verb(argc, argv, longopts, "f", 1, &force, err)) < 0 ||
+            (r = container_delete(&g->rt, argv[optind], force, err)) < 0)
+                return r;
+        return 0;
 }

@@ -17,11 +17,10 @@
 VERB(state)
 {
         static const struct option none[] = {{0}};
-        int r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err);
         _cleanup_free_ char *json = NULL;
-        if (r == 0)
-                r = container_state(&g->rt, argv[optind], &json, err);
-        if (r < 0)
+        int r;
+        if ((r = opts_parse_id_verb(argc, argv, none, "", 1, NULL, err)) < 0 ||
+            (r = container_state(&g->rt, argv[optind], &json, err)) < 0)
                 return r;
         printf("%s\n", json);
         return 0;

@@ -183,10 +183,11 @@ static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed 
         snprintf(verb, sizeof(verb), "sandbox %s", v->name);
         optind = 1;
         opterr = 0;
-        int c, r = 0, idx = -1;
+        int c, idx = -1;
         /* '+': everything after the options is the command, its options included. */
-        while (r == 0 && (c = getopt_long(argc, argv, "+:p:t", longopts, &idx)) != -1) {
+        while ((c = getopt_long(argc, argv, "+:p:t", longopts, &idx)) != -1) {
                 unsigned needs = option_needs(c);
+                int r;
                 if (c == ':')
                         r = opts_usage_error(err, verb, "'%s' expects a value; usage: %s",
                                              argv[optind - 1], v->usage);
@@ -201,9 +202,9 @@ static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed 
                 else
                         r = apply_option(c, optarg, p, err);
                 idx = -1;
+                if (r < 0)
+                        return r;
         }
-        if (r < 0)
-                return r;
         if ((v->accepts & NEEDS_COMMAND) && optind >= argc)
                 return opts_usage_error(err, verb, "expected -- CMD [ARG...]; usage: %s", v->usage);
         if (!(v->accepts & NEEDS_COMMAND) && optind < argc)
@@ -239,6 +240,16 @@ static int dispatch(struct global_opts *g, const struct sub_verb *v, struct pars
         return r < 0 ? r : status;
 }
 
+/* The sub-verb's options, then the sub-verb: its error, or its exit status. */
+static int parse_and_dispatch(struct global_opts *g, const struct sub_verb *v, int argc,
+                              char **argv, struct parsed *p, struct umw_error **err)
+{
+        int r = parse(v, argc - 1, argv + 1, p, err);
+        if (r < 0)
+                return r;
+        return dispatch(g, v, p, err);
+}
+
 VERB(sandbox)
 {
         const struct sub_verb *v = NULL;
@@ -255,9 +266,7 @@ VERB(sandbox)
                 return 0;
         }
         struct parsed p = {.idle_secs = -1};
-        int r = parse(v, argc - 1, argv + 1, &p, err);
-        if (r == 0)
-                r = dispatch(g, v, &p, err);
+        int r = parse_and_dispatch(g, v, argc, argv, &p, err);
         free(p.o.grants);
         return r;
 }
