@@ -634,6 +634,19 @@ static int monitor(struct loop *l, pid_t pid, int ctl, struct umw_error **err)
         return r;
 }
 
+/* The engine's (or a failed start's) end: its state freed, "stopped" said
+ * when it stopped as asked, the ready fd closed; returns r. */
+static int finish(struct loop *l, const sigset_t *old_mask, int r)
+{
+        const struct gateway_options *o = l->gw->o;
+        teardown(l, l->signal.fd >= 0 ? old_mask : NULL);
+        if (r == 0)
+                announce_stopped(o->ready_fd);
+        if (o->ready_fd >= 0)
+                close(o->ready_fd);
+        return r;
+}
+
 int gateway_run(const struct gateway_options *o, struct umw_error **err)
 {
         struct gateway gw = {.o = o, .epfd = -1, .tls = {.roots_fd = -1}};
@@ -642,19 +655,14 @@ int gateway_run(const struct gateway_options *o, struct umw_error **err)
         sigset_t old_mask;
         pid_t pid = -1;
         int ctl = -1;
-        int r = setup(&l, &old_mask, err);
-        if (r == 0)
-                r = gateway_monitor_fork(&pid, &ctl, err);
-        if (r == 0 && pid > 0)
+        int r;
+        if ((r = setup(&l, &old_mask, err)) < 0 ||
+            (r = gateway_monitor_fork(&pid, &ctl, err)) < 0) {
+                if (ctl >= 0)
+                        close(ctl);
+                return finish(&l, &old_mask, r);
+        }
+        if (pid > 0)
                 return monitor(&l, pid, ctl, err);
-        if (r == 0)
-                r = engine(&l, ctl, err);
-        else if (ctl >= 0)
-                close(ctl);
-        teardown(&l, l.signal.fd >= 0 ? &old_mask : NULL);
-        if (r == 0)
-                announce_stopped(o->ready_fd);
-        if (o->ready_fd >= 0)
-                close(o->ready_fd);
-        return r;
+        return finish(&l, &old_mask, engine(&l, ctl, err));
 }

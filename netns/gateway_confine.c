@@ -154,10 +154,10 @@ static int add_memory(scmp_filter_ctx ctx)
 #endif
         int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
                                  SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-        if (r == 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-                                     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-        return r;
+        if (r < 0)
+                return r;
+        return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+                                SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 }
 
 static int add_fatal(scmp_filter_ctx ctx)
@@ -178,19 +178,21 @@ static int add_sanitizer(scmp_filter_ctx ctx)
 {
 #ifdef UMW_SANITIZED
         int r = add_all(ctx, SCMP_ACT_ALLOW, sanitizer_calls, ARRAY_LEN(sanitizer_calls));
+        if (r < 0)
+                return r;
         /* sanitizer_common's ReadFileToBuffer and ThreadLister: O_RDONLY
          * alone, or with O_DIRECTORY (and O_CLOEXEC in newer ones), through
          * open (GCC's, on x86_64) or openat (LLVM's). */
         static const scmp_datum_t flags[] = {O_RDONLY, O_RDONLY | O_DIRECTORY,
                                              O_RDONLY | O_DIRECTORY | O_CLOEXEC};
-        for (size_t i = 0; r == 0 && i < ARRAY_LEN(flags); i++) {
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
-                                     SCMP_A1(SCMP_CMP_EQ, flags[i]));
-                if (r == 0)
-                        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-                                             SCMP_A2(SCMP_CMP_EQ, flags[i]));
+        for (size_t i = 0; i < ARRAY_LEN(flags); i++) {
+                if ((r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(open), 1,
+                                          SCMP_A1(SCMP_CMP_EQ, flags[i]))) < 0 ||
+                    (r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+                                          SCMP_A2(SCMP_CMP_EQ, flags[i]))) < 0)
+                        return r;
         }
-        return r;
+        return 0;
 #else
         (void)ctx;
         return 0;
@@ -202,14 +204,13 @@ static int add_sanitizer(scmp_filter_ctx ctx)
  * back to clone. */
 static int add_threads(scmp_filter_ctx ctx)
 {
-        int r = 0;
 #ifndef UMW_SANITIZED /* sanitizer_calls allows clone whole */
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+        int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                 SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+        if (r < 0)
+                return r;
 #endif
-        if (r == 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-        return r;
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 }
 
 /* INET and INET6 only: no unix socket (a host daemon's), no netlink. */
@@ -217,10 +218,10 @@ static int add_sockets(scmp_filter_ctx ctx)
 {
         int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
                                  SCMP_A0(SCMP_CMP_EQ, AF_INET));
-        if (r == 0)
-                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-                                     SCMP_A0(SCMP_CMP_EQ, AF_INET6));
-        return r;
+        if (r < 0)
+                return r;
+        return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+                                SCMP_A0(SCMP_CMP_EQ, AF_INET6));
 }
 
 static int load(scmp_filter_ctx ctx, const char *who, struct umw_error **err)
@@ -248,50 +249,60 @@ static int add_signer_io(scmp_filter_ctx ctx, int sock)
                         return r;
         }
         int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, 2));
-        return r == 0 ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
-                                         SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)sock))
-                      : r;
+        if (r < 0)
+                return r;
+        return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(close), 1,
+                                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)sock));
+}
+
+static void ctx_release(scmp_filter_ctx *ctx)
+{
+        if (*ctx)
+                seccomp_release(*ctx);
+}
+#define _cleanup_seccomp_ __attribute__((cleanup(ctx_release)))
+
+static int signer_rules(scmp_filter_ctx ctx, int sock)
+{
+        int r;
+        if ((r = add_all(ctx, SCMP_ACT_ALLOW, base_calls, ARRAY_LEN(base_calls))) < 0 ||
+            (r = add_signer_io(ctx, sock)) < 0 || (r = add_memory(ctx)) < 0)
+                return r;
+        return add_sanitizer(ctx);
 }
 
 int gateway_confine_signer(int sock, struct umw_error **err)
 {
-        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+        _cleanup_seccomp_ scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
         if (!ctx)
                 return umw_fail_sys(err, ENOMEM, "signer: seccomp");
-        int r = add_all(ctx, SCMP_ACT_ALLOW, base_calls, ARRAY_LEN(base_calls));
-        if (r == 0)
-                r = add_signer_io(ctx, sock);
-        if (r == 0)
-                r = add_memory(ctx);
-        if (r == 0)
-                r = add_sanitizer(ctx);
-        r = r < 0 ? umw_fail_sys(err, -r, "signer: seccomp rules") : load(ctx, "signer", err);
-        seccomp_release(ctx);
-        return r;
+        int r = signer_rules(ctx, sock);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "signer: seccomp rules");
+        return load(ctx, "signer", err);
 }
 
 /* Opening by name (open, openat, openat2, creat), like every call not
  * listed, fails with the default EPERM (libseccomp refuses a rule that
  * repeats the default). */
+static int engine_rules(scmp_filter_ctx ctx)
+{
+        int r;
+        if ((r = add_all(ctx, SCMP_ACT_ALLOW, base_calls, ARRAY_LEN(base_calls))) < 0 ||
+            (r = add_all(ctx, SCMP_ACT_ALLOW, engine_calls, ARRAY_LEN(engine_calls))) < 0 ||
+            (r = add_memory(ctx)) < 0 || (r = add_threads(ctx)) < 0 || (r = add_sockets(ctx)) < 0 ||
+            (r = add_sanitizer(ctx)) < 0)
+                return r;
+        return add_fatal(ctx);
+}
+
 int gateway_confine_engine(struct umw_error **err)
 {
-        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+        _cleanup_seccomp_ scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
         if (!ctx)
                 return umw_fail_sys(err, ENOMEM, "gateway: seccomp");
-        int r = add_all(ctx, SCMP_ACT_ALLOW, base_calls, ARRAY_LEN(base_calls));
-        if (r == 0)
-                r = add_all(ctx, SCMP_ACT_ALLOW, engine_calls, ARRAY_LEN(engine_calls));
-        if (r == 0)
-                r = add_memory(ctx);
-        if (r == 0)
-                r = add_threads(ctx);
-        if (r == 0)
-                r = add_sockets(ctx);
-        if (r == 0)
-                r = add_sanitizer(ctx);
-        if (r == 0)
-                r = add_fatal(ctx);
-        r = r < 0 ? umw_fail_sys(err, -r, "gateway: seccomp rules") : load(ctx, "gateway", err);
-        seccomp_release(ctx);
-        return r;
+        int r = engine_rules(ctx);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "gateway: seccomp rules");
+        return load(ctx, "gateway", err);
 }

@@ -486,10 +486,9 @@ static int compare_rule_lists(struct nftnl_rule_iter *want, struct nftnl_rule_it
         if (!w || !g)
                 return umw_fail_sys(err, ENOMEM, "nftables: read back");
         for (unsigned int n = 1;; n++) {
-                int r = next_rule_text(want, w, RULE_TEXT_MAX);
-                if (r == 0)
-                        r = next_rule_text(got, g, RULE_TEXT_MAX);
-                if (r < 0)
+                int r;
+                if ((r = next_rule_text(want, w, RULE_TEXT_MAX)) < 0 ||
+                    (r = next_rule_text(got, g, RULE_TEXT_MAX)) < 0)
                         return umw_fail_sys(err, -r, "nftables: read back: chain %s rule %u", chain,
                                             n);
                 if (strcmp(w, g) != 0)
@@ -539,15 +538,17 @@ int nft_ruleset_compare(const struct nft_ruleset *want, const struct nft_ruleset
                         struct umw_error **err)
 {
         int r = compare_table(want, got, err);
-        for (size_t i = 0; r == 0 && i < want->n_chains; i++) {
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < want->n_chains; i++) {
                 const char *name = nftnl_chain_get_str(want->chains[i], NFTNL_CHAIN_NAME);
                 const struct nftnl_chain *g = find_chain(got, name);
                 if (!g)
                         return umw_fail(err, UMW_EXIT_FAILURE, EPROTO,
                                         "nftables: read back: no chain %s", name);
-                r = compare_chain_head(want->chains[i], g, err);
-                if (r == 0)
-                        r = compare_rules(want->chains[i], g, err);
+                if ((r = compare_chain_head(want->chains[i], g, err)) < 0 ||
+                    (r = compare_rules(want->chains[i], g, err)) < 0)
+                        return r;
         }
-        return r;
+        return 0;
 }

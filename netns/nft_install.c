@@ -188,15 +188,23 @@ static int request(struct nl *nl, uint16_t type, uint16_t flags, uint16_t name_a
 static int read_back(struct nl *nl, struct nft_ruleset *got, struct umw_error **err)
 {
         struct reader rd = {.rs = got, .err = err};
-        int r = request(nl, NFT_MSG_GETTABLE, NLM_F_ACK, NFTA_TABLE_NAME, on_object, &rd,
-                        "table inet " NFT_TABLE_NAME);
-        if (r == 0)
-                r = request(nl, NFT_MSG_GETCHAIN, NLM_F_DUMP, NFTA_CHAIN_TABLE, on_object, &rd,
-                            "chains");
-        if (r == 0)
-                r = request(nl, NFT_MSG_GETRULE, NLM_F_DUMP, NFTA_RULE_TABLE, on_object, &rd,
-                            "rules");
-        return r;
+        int r;
+        if ((r = request(nl, NFT_MSG_GETTABLE, NLM_F_ACK, NFTA_TABLE_NAME, on_object, &rd,
+                         "table inet " NFT_TABLE_NAME)) < 0 ||
+            (r = request(nl, NFT_MSG_GETCHAIN, NLM_F_DUMP, NFTA_CHAIN_TABLE, on_object, &rd,
+                         "chains")) < 0)
+                return r;
+        return request(nl, NFT_MSG_GETRULE, NLM_F_DUMP, NFTA_RULE_TABLE, on_object, &rd, "rules");
+}
+
+/* Sends want and reads what the kernel holds back into got, to compare. */
+static int send_and_check(struct nl *nl, struct nft_ruleset *want, struct nft_ruleset *got,
+                          bool *existed, struct umw_error **err)
+{
+        int r;
+        if ((r = send_ruleset(nl, want, existed, err)) < 0 || (r = read_back(nl, got, err)) < 0)
+                return r;
+        return nft_ruleset_compare(want, got, err);
 }
 
 int nft_ruleset_install(struct umw_error **err)
@@ -207,11 +215,8 @@ int nft_ruleset_install(struct umw_error **err)
                 return r;
         struct nl nl;
         bool existed = false;
-        r = nl_open(&nl, err);
-        if (r == 0)
-                r = send_ruleset(&nl, &want, &existed, err);
-        if (r == 0 && (r = read_back(&nl, &got, err)) == 0)
-                r = nft_ruleset_compare(&want, &got, err);
+        if ((r = nl_open(&nl, err)) == 0)
+                r = send_and_check(&nl, &want, &got, &existed, err);
         if (r < 0 && existed)
                 umw_error_prefix(err, "table inet %s was in the network namespace already",
                                  NFT_TABLE_NAME);

@@ -141,6 +141,21 @@ static int ca_extensions(X509 *x, struct umw_error **err)
         return 0;
 }
 
+/* The CA's extensions, its self-signature, then the certificate on disk. */
+static int sign_and_save(int dfd, const char *dir, X509 *x, EVP_PKEY *key, struct umw_error **err)
+{
+        int r;
+        if ((r = ca_extensions(x, err)) < 0 || (r = tls_x509_sign(x, x, key, err)) < 0)
+                return r;
+        BIO *bio = BIO_new(BIO_s_mem());
+        if (!bio || PEM_write_bio_X509(bio, x) != 1)
+                r = tls_fail(err, "umwelt CA: encode the certificate");
+        else
+                r = save_pem(dfd, dir, TLS_CA_CERT_FILE, 0644, bio, err);
+        BIO_free(bio);
+        return r;
+}
+
 static int make_cert(int dfd, const char *dir, EVP_PKEY *key, struct umw_error **err)
 {
         char host[HOST_NAME_MAX + 1] = "localhost", cn[HOST_NAME_MAX + 32];
@@ -155,15 +170,7 @@ static int make_cert(int dfd, const char *dir, EVP_PKEY *key, struct umw_error *
         int r = tls_x509_new(key, cn, now - 3600, now + (time_t)TLS_CA_DAYS * 86400, &x, err);
         if (r < 0)
                 return r;
-        r = ca_extensions(x, err);
-        if (r == 0)
-                r = tls_x509_sign(x, x, key, err);
-        BIO *bio = r == 0 ? BIO_new(BIO_s_mem()) : NULL;
-        if (r == 0 && (!bio || PEM_write_bio_X509(bio, x) != 1))
-                r = tls_fail(err, "umwelt CA: encode the certificate");
-        else if (r == 0)
-                r = save_pem(dfd, dir, TLS_CA_CERT_FILE, 0644, bio, err);
-        BIO_free(bio);
+        r = sign_and_save(dfd, dir, x, key, err);
         X509_free(x);
         return r;
 }
@@ -257,9 +264,9 @@ static int create_missing(int dfd, const char *dir, struct umw_error **err)
         if (r < 0 || file_exists(dfd, TLS_CA_CERT_FILE))
                 return r;
         EVP_PKEY *key = NULL;
-        r = load_key(dfd, dir, &key, err);
-        if (r == 0)
-                r = make_cert(dfd, dir, key, err);
+        if ((r = load_key(dfd, dir, &key, err)) < 0)
+                return r;
+        r = make_cert(dfd, dir, key, err);
         EVP_PKEY_free(key);
         return r;
 }
@@ -278,12 +285,8 @@ int tls_ca_open(const char *dir, bool create, struct tls_ca **out, struct umw_er
         struct tls_ca *ca = calloc(1, sizeof(*ca));
         if (!ca)
                 return umw_fail_sys(err, ENOMEM, "umwelt CA");
-        r = load_key(dfd, dir, &ca->key, err);
-        if (r == 0)
-                r = load_cert(dfd, dir, &ca->cert, err);
-        if (r == 0)
-                r = check_ca(ca, dir, err);
-        if (r < 0) {
+        if ((r = load_key(dfd, dir, &ca->key, err)) < 0 ||
+            (r = load_cert(dfd, dir, &ca->cert, err)) < 0 || (r = check_ca(ca, dir, err)) < 0) {
                 tls_ca_free(ca);
                 return r;
         }

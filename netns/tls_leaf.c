@@ -91,12 +91,8 @@ int tls_leaf_make(X509 *ca_cert, EVP_PKEY *ca_key, EVP_PKEY *key, const struct e
         int r = tls_x509_new(key, cn, now - 60, now + TLS_LEAF_HOURS * 3600, &x, err);
         if (r < 0)
                 return r;
-        r = add_san(x, host, err);
-        if (r == 0)
-                r = leaf_extensions(x, ca_cert, err);
-        if (r == 0)
-                r = tls_x509_sign(x, ca_cert, ca_key, err);
-        if (r < 0) {
+        if ((r = add_san(x, host, err)) < 0 || (r = leaf_extensions(x, ca_cert, err)) < 0 ||
+            (r = tls_x509_sign(x, ca_cert, ca_key, err)) < 0) {
                 X509_free(x);
                 return r;
         }

@@ -74,10 +74,9 @@ int tls_trust_write_cert(X509 *ca, const char *roots, const char *dir, struct um
         roots = roots ? roots : TLS_TRUST_ROOTS;
         _cleanup_free_ char *host = NULL, *own = NULL, *bundle = NULL;
         size_t host_len = 0, own_len = 0;
-        int r = read_roots(roots, &host, &host_len, err);
-        if (r == 0)
-                r = ca_pem(ca, &own, &own_len, err);
-        if (r < 0)
+        int r;
+        if ((r = read_roots(roots, &host, &host_len, err)) < 0 ||
+            (r = ca_pem(ca, &own, &own_len, err)) < 0)
                 return umw_error_prefix(err, "trust bundle");
         bool newline = host_len > 0 && host[host_len - 1] != '\n';
         int n = asprintf(&bundle, "%s%s%s", host, newline ? "\n" : "", own);
@@ -86,10 +85,9 @@ int tls_trust_write_cert(X509 *ca, const char *roots, const char *dir, struct um
                 return umw_fail_sys(err, ENOMEM, "trust bundle");
         }
         _cleanup_close_ int dfd = -1;
-        r = tls_trust_dir_open(dir, &dfd, err);
-        if (r == 0)
-                r = write_if_changed(dfd, dir, TLS_TRUST_CA_FILE, own, own_len, err);
-        if (r == 0)
-                r = write_if_changed(dfd, dir, TLS_TRUST_BUNDLE_FILE, bundle, (size_t)n, err);
-        return r < 0 ? umw_error_prefix(err, "trust bundle") : 0;
+        if ((r = tls_trust_dir_open(dir, &dfd, err)) < 0 ||
+            (r = write_if_changed(dfd, dir, TLS_TRUST_CA_FILE, own, own_len, err)) < 0 ||
+            (r = write_if_changed(dfd, dir, TLS_TRUST_BUNDLE_FILE, bundle, (size_t)n, err)) < 0)
+                return umw_error_prefix(err, "trust bundle");
+        return 0;
 }

@@ -65,10 +65,8 @@ static int load_roots_fd(SSL_CTX *ctx, int fd, struct umw_error **err)
 int tls_upstream_new_fd(int fd, struct tls_upstream **out, struct umw_error **err)
 {
         struct tls_upstream *u = NULL;
-        int r = tls_upstream_new("", &u, err);
-        if (r == 0)
-                r = load_roots_fd(u->ctx, fd, err);
-        if (r < 0) {
+        int r;
+        if ((r = tls_upstream_new("", &u, err)) < 0 || (r = load_roots_fd(u->ctx, fd, err)) < 0) {
                 tls_upstream_free(u);
                 return r;
         }

@@ -48,14 +48,12 @@ int tls_x509_new(EVP_PKEY *key, const char *cn, time_t not_before, time_t not_af
         X509 *x = X509_new();
         if (!x)
                 return tls_fail(err, "new certificate");
-        int r = 0;
+        int r;
         if (X509_set_version(x, X509_VERSION_3) != 1 || X509_set_pubkey(x, key) != 1 ||
             !ASN1_TIME_set(X509_getm_notBefore(x), not_before) ||
             !ASN1_TIME_set(X509_getm_notAfter(x), not_after))
                 r = tls_fail(err, "certificate fields");
-        if (r == 0)
-                r = set_random_serial(x, err);
-        if (r == 0)
+        else if ((r = set_random_serial(x, err)) == 0)
                 r = set_subject(x, cn, err);
         if (r < 0) {
                 X509_free(x);
