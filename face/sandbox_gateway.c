@@ -467,12 +467,17 @@ void sandbox_gateway_end(struct sandbox *s, struct sandbox_gateway *gw)
         /* Before its ready it has accepted no connection: nothing to close
          * or log, and no need to wait for the end of its start. */
         int sig = strncmp(said, "ready\n", 6) == 0 ? SIGTERM : SIGKILL;
-        if (!ended && pidfd_send_signal(gw->pidfd, sig, NULL, 0) == 0 &&
-            !wait_readable(gw->pidfd, GATEWAY_STOP_MS))
+        bool asked = !ended && pidfd_send_signal(gw->pidfd, sig, NULL, 0) == 0;
+        if (asked && !wait_readable(gw->pidfd, GATEWAY_STOP_MS))
                 pidfd_send_signal(gw->pidfd, SIGKILL, NULL, 0);
+        /* Its last words, now that it is gone. */
+        read_said(gw->ready, said, sizeof(said));
         siginfo_t si;
         reap(gw, &si);
-        if (ended && s)
+        /* One that ended by itself, or a serving one that did not answer the
+         * stop with "stopped" (its engine had died and the monitor was on
+         * its way out): the door had been shut. */
+        if (s && (ended || (asked && sig == SIGTERM)))
                 report(s, said, &si);
 }
 

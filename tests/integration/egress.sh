@@ -351,6 +351,32 @@ t_eq "root: the gateway killed during a run leaves no way out" "first=0 proxy=7"
 t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
         "$(cat "$T_TMP/killed.err")"
 
+# Its engine killed instead (the process that parses the sandbox's bytes,
+# the one an attacker would take down): the monitor ends after it, and run
+# must say so whether it had ended by the time run looked or was still on
+# its way out.
+rm -f "$aproj/go"
+rsbx run -p "$aproj" -- sh -c '
+        curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
+        while [ ! -e "$0/go" ]; do sleep 0.05; done
+        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' "$aproj" \
+        >"$T_TMP/engine.out" 2>"$T_TMP/engine.err" </dev/null &
+engine_run=$!
+egw=
+for _ in $(seq 100); do
+        egw=$(pgrep -n -x umwelt-engine) && break
+        sleep 0.05
+done
+sleep 0.2
+kill_pid "$egw"
+touch "$aproj/go"
+wait "$engine_run"
+t_eq "root: the engine killed during a run leaves no way out" "first=0 proxy=7" \
+        "$(tr '\n' ' ' <"$T_TMP/engine.out" | sed 's/ $//')" \
+        "engine $egw: $(cat "$T_TMP/engine.err")"
+t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
+        "$(cat "$T_TMP/engine.err")"
+
 # TLS termination from inside a real sandbox: a path rule decides each
 # request in the tunnel; the ClientHello must name the CONNECT host, and a
 # Host header inside must name it too.
