@@ -215,7 +215,7 @@ const char *spec_annotation(const struct spec *spec, const char *key);
 
 /* The kernel's network wall a bundle asks for (runtime/netwall.h installs
  * it): the annotation and its one value, the ruleset of netns/nft_build.h. */
-#define SPEC_NETWALL_ANNOTATION "run.umwelt.net"
+#define SPEC_NETWALL_ANNOTATION   "run.umwelt.net"
 #define SPEC_NETWALL_DEFAULT_DROP "default-drop"
 /* For a process exec'd into a walled container: CAP_NET_ADMIN in any set of
  * caps is refused (the workload could take the wall down); where names the

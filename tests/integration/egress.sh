@@ -328,54 +328,41 @@ touch "$aproj/idle-go"
 wait "$idle_run"
 t_eq "root: a run that makes no connection never starts its gateway" "" "$idle_gw"
 
-# The real gateway killed during a run: the process umwelt-run started (the
-# oldest of the three that share its command line), the monitor; its engine
-# and signer die with it.
-rsbx run -p "$aproj" -- sh -c '
-        curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
-        while [ ! -e "$0/go" ]; do sleep 0.05; done
-        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' "$aproj" \
-        >"$T_TMP/killed.out" 2>"$T_TMP/killed.err" </dev/null &
-killed_run=$!
-for _ in $(seq 100); do
-        kgw=$(pgrep -o -f -- "umwelt-gateway .*--sandbox umwelt-aproj-") && break
-        sleep 0.05
-done
-sleep 0.2
-kill_pid "$kgw"
-touch "$aproj/go"
-wait "$killed_run"
-t_eq "root: the gateway killed during a run leaves no way out" "first=0 proxy=7" \
-        "$(tr '\n' ' ' <"$T_TMP/killed.out" | sed 's/ $//')" \
-        "gateway $kgw: $(cat "$T_TMP/killed.err")"
-t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
-        "$(cat "$T_TMP/killed.err")"
+# kill_during_run WHAT PGREP-ARGS...: a run whose first request goes out,
+# then the gateway process pgrep finds is killed, then a second request:
+# it must find the door shut, and run must say the gateway ended.
+kill_during_run() {
+        local what=$1 pid= run
+        shift
+        rm -f "$aproj/go"
+        rsbx run -p "$aproj" -- sh -c '
+                curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
+                while [ ! -e "$0/go" ]; do sleep 0.05; done
+                curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' \
+                "$aproj" >"$T_TMP/killed.out" 2>"$T_TMP/killed.err" </dev/null &
+        run=$!
+        for _ in $(seq 100); do
+                pid=$(pgrep "$@") && break
+                sleep 0.05
+        done
+        sleep 0.2
+        kill_pid "$pid"
+        touch "$aproj/go"
+        wait "$run"
+        t_eq "root: the $what killed during a run leaves no way out" "first=0 proxy=7" \
+                "$(tr '\n' ' ' <"$T_TMP/killed.out" | sed 's/ $//')" \
+                "$what $pid: $(cat "$T_TMP/killed.err")"
+        t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
+                "$(cat "$T_TMP/killed.err")"
+}
 
-# Its engine killed instead (the process that parses the sandbox's bytes,
-# the one an attacker would take down): the monitor ends after it, and run
-# must say so whether it had ended by the time run looked or was still on
-# its way out.
-rm -f "$aproj/go"
-rsbx run -p "$aproj" -- sh -c '
-        curl -sS --max-time 5 -o /dev/null http://web.example/; echo "first=$?"
-        while [ ! -e "$0/go" ]; do sleep 0.05; done
-        curl -sS --max-time 5 http://web.example/ >/dev/null 2>&1; echo "proxy=$?"' "$aproj" \
-        >"$T_TMP/engine.out" 2>"$T_TMP/engine.err" </dev/null &
-engine_run=$!
-egw=
-for _ in $(seq 100); do
-        egw=$(pgrep -n -x umwelt-engine) && break
-        sleep 0.05
-done
-sleep 0.2
-kill_pid "$egw"
-touch "$aproj/go"
-wait "$engine_run"
-t_eq "root: the engine killed during a run leaves no way out" "first=0 proxy=7" \
-        "$(tr '\n' ' ' <"$T_TMP/engine.out" | sed 's/ $//')" \
-        "engine $egw: $(cat "$T_TMP/engine.err")"
-t_match "... and run says so" "egress: the gateway ended during the run.*had no way out" \
-        "$(cat "$T_TMP/engine.err")"
+# The process umwelt-run started (the oldest of the three that share its
+# command line), the monitor: its engine and signer die with it.
+kill_during_run gateway -o -f -- "umwelt-gateway .*--sandbox umwelt-aproj-"
+# Its engine instead (the process that parses the sandbox's bytes, the one
+# an attacker would take down): the monitor ends after it, and run must say
+# so whether it had ended by the time run looked or was still on its way out.
+kill_during_run engine -n -x umwelt-engine
 
 # TLS termination from inside a real sandbox: a path rule decides each
 # request in the tunnel; the ClientHello must name the CONNECT host, and a
