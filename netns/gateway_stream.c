@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,21 +265,6 @@ static int judge_hello(struct conn *c)
         return 1;
 }
 
-/* The client's side of a tunnel is the sandbox's loopback, with no
- * congestion to control, yet the host's algorithm runs on it: BBR (a
- * common default) paces every burst with a timer where the qdisc is not
- * fq. Reno, which every user may choose, does not pace: on a BBR host the
- * gateway's CPU for a 1 GiB CONNECT transfer went 0.38 -> 0.24 s. The
- * upstream side keeps the host's algorithm: it is the real network. */
-static void client_congestion(int fd)
-{
-        static const char reno[] = "reno";
-        /* Where Reno is refused the host's algorithm stays: slower, never wrong. */
-        if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1) < 0)
-                umw_debug("gateway: a tunnel keeps the host's congestion control: %s",
-                          strerror(errno));
-}
-
 static int step_hello(struct conn *c)
 {
         int w = flow_write(&c->down, &c->client);
@@ -292,7 +276,6 @@ static int step_hello(struct conn *c)
         int ok = judge_hello(c);
         if (ok <= 0)
                 return ok < 0 ? 0 : (w | r);
-        client_congestion(c->client.fd);
         if (c->req.terminate)
                 return conn_tls_accept(c);
         c->up.fwd = c->up.end - c->up.start; /* the hello and whatever followed it */

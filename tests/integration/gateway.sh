@@ -319,24 +319,28 @@ t_match "... logged to the byte both ways" \
         "$(log_line '"method":"CONNECT","host":"web.example","port":443')"
 
 # tunnel_cc NETNS_PATH: through the gateway on 127.0.0.1:3128 there, a TLS
-# tunnel to secure.example held open while ss says whether its gateway side
-# and its client side send with Reno: "gateway BOOL client BOOL".
+# tunnel to secure.example held open while ss says whether the gateway's
+# listener, its side of the tunnel and the client's side send with Reno:
+# "listener BOOL gateway BOOL client BOOL".
 tunnel_cc() {
         nsenter --net="$1" -- "$PY" -c "$PY_TUNNEL"'
 import ssl, subprocess
 s, head = tunnel("secure.example", 10)
 port = s.getsockname()[1]
 t = ssl.create_default_context(cafile=sys.argv[1]).wrap_socket(s, server_hostname="secure.example")
-ss = lambda f: subprocess.run(["ss", "-tinH", f], capture_output=True, text=True).stdout.split()
-print("gateway", "reno" in ss("sport = :3128 and dport = :%d" % port),
+ss = lambda f, o="-tinH": subprocess.run(["ss", o, f], capture_output=True, text=True).stdout.split()
+print("listener", "reno" in ss("sport = :3128", "-tlinH"),
+      "gateway", "reno" in ss("sport = :3128 and dport = :%d" % port),
       "client", "reno" in ss("dport = :3128 and sport = :%d" % port))
 t.close()' "$pki/ca.pem" 2>&1
 }
 # The gateway's side of an open tunnel (the sandbox's loopback) sends with
-# Reno, which does not pace; the client's own socket keeps its algorithm.
+# Reno, which does not pace, from its first byte: the listener it was
+# accepted from has it (BBR, once started on a socket, leaves it paced even
+# after a switch); the client's own socket keeps its algorithm.
 CLIENT_RENO=$([[ $(in_ns "$SBX" sysctl -n net.ipv4.tcp_congestion_control) == reno ]] && echo True || echo False)
 t_eq "a tunnel's loopback side sends with Reno (no pacing), the client's socket as it was" \
-        "gateway True client $CLIENT_RENO" "$(tunnel_cc "/run/netns/$SBX")"
+        "listener True gateway True client $CLIENT_RENO" "$(tunnel_cc "/run/netns/$SBX")"
 
 PROXY='http://[::1]:3128' pcurl http://web.example/v6
 t_eq "the [::1] listener serves too" "200 000" "$T_CODE" "$T_ERR"
@@ -683,7 +687,7 @@ else
                 t_match "... and terminates TLS with the user's CA" "path=/allowed/rootless" \
                         "$(cat "$T_TMP/rootless.out")"
                 t_eq "... and its tunnels' loopback side sends with Reno too (any user may choose it)" \
-                        "gateway True client $CLIENT_RENO" "$(tunnel_cc "/proc/$upid/ns/net")"
+                        "listener True gateway True client $CLIENT_RENO" "$(tunnel_cc "/proc/$upid/ns/net")"
         else
                 t_fail "a gateway as an unprivileged user starts" "$(cat "$T_TMP/gw.err")"
         fi
