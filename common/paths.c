@@ -19,10 +19,12 @@ int umw_state_dir(const char *name, char **out, struct umw_error **err)
         const char *state = absolute_env("XDG_STATE_HOME");
         const char *home = absolute_env("HOME");
         int n;
+        const char *sep = name ? "/" : "";
+        name = name ? name : "";
         if (state)
-                n = asprintf(out, "%s/umwelt/%s", state, name);
+                n = asprintf(out, "%s/umwelt%s%s", state, sep, name);
         else if (home)
-                n = asprintf(out, "%s/.local/state/umwelt/%s", home, name);
+                n = asprintf(out, "%s/.local/state/umwelt%s%s", home, sep, name);
         else
                 return umw_fail(err, UMW_EXIT_FAILURE, EINVAL,
                                 "cannot place umwelt/%s: neither XDG_STATE_HOME nor HOME is an "

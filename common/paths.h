@@ -8,7 +8,8 @@ struct umw_error;
 
 /* $XDG_STATE_HOME/umwelt/NAME, else $HOME/.local/state/umwelt/NAME (the XDG
  * base directory rule: a relative value is invalid and ignored), into *out
- * (malloc'd). Neither absolute is an error naming what. */
+ * (malloc'd); NAME NULL: that umwelt directory itself. Neither absolute is
+ * an error naming what. */
 int umw_state_dir(const char *name, char **out, struct umw_error **err);
 
 /* mkdir -p: every missing directory of path, the missing parents with

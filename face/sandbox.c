@@ -9,6 +9,7 @@
 #include "common/fdio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,19 +72,6 @@ static int choose_preset(const struct policy_config *pc, const char *asked, stru
         struct machine_size m;
         int r = presets_machine_size_read(&m, err);
         return r < 0 ? r : preset_resolve(name, &m, out, err);
-}
-
-int sandbox_policy_read(struct sandbox *s, struct umw_error **err)
-{
-        char project_file[4096];
-        snprintf(project_file, sizeof(project_file), "%s/.umwelt.toml", s->project.workspace);
-        struct policy_paths paths = {.project = project_file};
-        int r;
-        if ((!s->project.who.home && (r = sandbox_identity_get(&s->project.who, err)) < 0) ||
-            (r = policy_load(&paths, s->project.who.home, &s->view.policy, err)) < 0)
-                return r;
-        s->view.loaded = true;
-        return 0;
 }
 
 static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct umw_error **err)
@@ -185,9 +173,16 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
                  (int)(strrchr(s->project.id, '-') - s->project.id), s->project.id);
         s->terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
         struct compose_bind trust = {.source = s->net.trust_dir, .destination = TLS_TRUST_INSIDE};
+        /* umwelt's state directory is hidden in every sandbox: the CA's
+         * key, the audit logs, the policies accepted. Outside the home it
+         * would show through the read-only root, and in a workspace or a rw
+         * grant (a project at $HOME) the agent could rewrite them. No home
+         * to find it by: then there is none. */
+        _cleanup_error_ struct umw_error *no_home = NULL;
+        _cleanup_free_ char *state = NULL;
         struct stat st;
-        const char *hidden[] = {
-            s->net.ca_dir && stat(s->net.ca_dir, &st) == 0 ? s->net.ca_dir : NULL, NULL};
+        umw_state_dir(NULL, &state, &no_home);
+        const char *hidden[] = {state && stat(state, &st) == 0 ? state : NULL, NULL};
         _cleanup_free_ char *grants = grants_json(&s->view.grants);
         if (!grants)
                 return umw_fail_sys(err, ENOMEM, "annotations");

@@ -69,4 +69,11 @@ int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
  * one JSON array of the events. */
 int sandbox_log(const char *project, bool json, struct umw_error **err);
 
+/* policy diff: the project's .umwelt.toml against the copy last accepted,
+ * line by line. policy accept: that file as it is now becomes the one
+ * applied (after it reads as policy), audited. A sandbox applies the
+ * project's file only as accepted (face/project_policy.c). */
+int sandbox_policy_diff(const char *project, struct umw_error **err);
+int sandbox_policy_accept(const char *project, struct umw_error **err);
+
 #endif

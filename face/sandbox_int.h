@@ -136,7 +136,9 @@ void sandbox_release(struct sandbox *s);
 /* A struct sandbox released when it goes out of scope. */
 #define _cleanup_sandbox_ __attribute__((cleanup(sandbox_release)))
 
-/* The identity and the policy layers alone (reload: no grant, no preset). */
+/* The identity and the policy layers alone (reload: no grant, no preset),
+ * the project's file only as accepted: one that is not is refused and the
+ * refusal audited (project_policy.c). */
 int sandbox_policy_read(struct sandbox *s, struct umw_error **err);
 
 /* ------------------------------------------------------------ network

@@ -150,12 +150,6 @@ int sandbox_net_prepare(struct sandbox *s, const struct sandbox_opts *o, bool lo
         if ((long_lived && (r = collect_ports(s, o, err)) < 0) ||
             (s->view.policy.egress_enabled && (r = egress_prepare(s, err)) < 0))
                 return r;
-        /* Hidden in every sandbox, egress or not: a state directory outside
-         * the home would show the key through the read-only root. No home
-         * to find it by: then there is no CA either. */
-        _cleanup_error_ struct umw_error *no_home = NULL;
-        if (!s->net.ca_dir)
-                umw_state_dir("ca", &s->net.ca_dir, &no_home);
         return 0;
 }
 

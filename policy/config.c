@@ -65,6 +65,7 @@ struct loader {
         char **floor_real;      /* the floor's roots, resolved */
         const char *user_file;
         const char *project_file;
+        const struct policy_paths *paths;
 };
 
 static size_t strv_len(char *const *v)
@@ -652,7 +653,11 @@ static int load_project(struct loader *l, struct umw_error **err)
         static const char *const keys[] = {"grant", "preset", "env", "egress", "ingress", NULL};
         const char *file = l->project_file;
         struct config_owned *own = l->c->owned;
-        int r = layer_read(file, false, &own->project, err);
+        const struct policy_paths *p = l->paths;
+        int r = !p->project_given ? layer_read(file, false, &own->project, err)
+                : p->project_text
+                    ? toml_parse(p->project_text, p->project_len, file, &own->project, err)
+                    : 0;
         if (r < 0 || !own->project)
                 return r;
         const struct toml_value *t = own->project;
@@ -709,6 +714,7 @@ int policy_load(const struct policy_paths *paths, const char *home, struct polic
             .floor_file = paths->floor ? paths->floor : FLOOR_PATH,
             .user_file = paths->user ? paths->user : user_file,
             .project_file = paths->project ? paths->project : PROJECT_PATH,
+            .paths = paths,
         };
         int r = load_layers(&l, paths, err);
         free(l.floor_name);

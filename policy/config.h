@@ -29,6 +29,12 @@ struct policy_paths {
          * directories; NULL reads $XDG_STATE_HOME / $XDG_RUNTIME_DIR. */
         const char *state_home;
         const char *runtime_dir;
+        /* The project file's bytes as the caller read (and accepted) them,
+         * parsed in place of reading project, which then only names them
+         * in messages; project_text NULL with project_given: no file. */
+        bool project_given;
+        const char *project_text;
+        size_t project_len;
 };
 
 struct policy_config {

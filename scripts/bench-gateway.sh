@@ -295,6 +295,7 @@ def once(project):
     if r.returncode != 0:
         sys.exit("sandbox run -p %s: exit %d: %s" % (project, r.returncode, r.stderr.decode()))
     return t
+subprocess.run([umw, "policy", "accept", "-p", egress], check=True, stdout=subprocess.DEVNULL)
 for _ in range(3):
     once(plain), once(egress)
 for _ in range(n):

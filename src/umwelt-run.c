@@ -61,6 +61,8 @@ static const struct verb verbs[] = {
      "       sandbox log [-p DIR] [--json]"},
     {"doctor", verb_doctor, "check this host for sandboxes (--deep: from inside one)",
      "doctor [--deep] [--json]"},
+    {"policy", verb_policy, "look at the project's .umwelt.toml, accept it (until then unapplied)",
+     "policy diff|accept [-p DIR]"},
 };
 
 static void print_help(void)

@@ -26,6 +26,7 @@ VERB(features);
 VERB(spec);
 VERB(sandbox);
 VERB(doctor);
+VERB(policy);
 
 /* One line per sandbox sub-verb, for umwelt-run --help. */
 void verb_sandbox_print_verbs(void);

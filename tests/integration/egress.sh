@@ -105,10 +105,12 @@ floor 'egress = true' 'limits_best_effort = true'
 
 RULES='allow = ["web.example", "secure.example", "private.example", "loop.example", "denied.example"]
 deny = ["denied.example"]'
-# project DIR [EXTRA TOML]: a project whose .umwelt.toml enables egress.
+# project DIR [EXTRA TOML]: a project whose .umwelt.toml enables egress,
+# accepted by root.
 project() {
         mkdir -p "$1"
         printf '[egress]\nenabled = true\n%s\n%s\n' "$RULES" "${2:-}" >"$1/.umwelt.toml"
+        raccept "$1"
 }
 
 # host CMD...: CMD in the host namespace, with its /etc files bound over
@@ -119,14 +121,19 @@ host() {
                 for f in "$0"/*; do mount --bind "$f" "/etc/${f##*/}" || exit 1; done
                 exec "$@"' "$ETC" "$@"
 }
-# rsbx ARGS...: umwelt-run sandbox as root there; ush: as the user.
-rsbx() {
-        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$RSTATE" "$RT" --root "$T_ROOT" sandbox "$@"
+# rumw ARGS...: umwelt-run as root there; uumw: as the user. rsbx, usbx:
+# their sandbox verb; raccept, uaccept DIR: the project's policy accepted.
+rumw() {
+        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$RSTATE" "$RT" --root "$T_ROOT" "$@"
 }
-usbx() {
+uumw() {
         host runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
-                XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$RT" sandbox "$@"
+                XDG_RUNTIME_DIR="$XDG" HOME="$XDG" "$RT" "$@"
 }
+rsbx() { rumw sandbox "$@"; }
+usbx() { uumw sandbox "$@"; }
+raccept() { rumw policy accept -p "$1" >/dev/null || t_fail "root: accept $1's policy"; }
+uaccept() { uumw policy accept -p "$1" >/dev/null || t_fail "user: accept $1's policy"; }
 mkdir -p "$T_TMP/rhome"
 
 # ------------------------------------------------------------- sandbox run
@@ -370,6 +377,7 @@ kill_during_run engine -n -x umwelt-engine
 tproj=$T_TMP/tproj
 mkdir -p "$tproj"
 printf '[egress]\nenabled = true\nallow = ["secure.example/allowed/*", "alt.example"]\n' >"$tproj/.umwelt.toml"
+raccept "$tproj"
 capture_split rsbx run -p "$tproj" -- /bin/sh -c '
         code() { curl -sS --max-time 5 -o /dev/null -w "%{http_code}" "$@" 2>/dev/null; echo; }
         code https://secure.example/allowed/x
@@ -443,6 +451,7 @@ live_process rsbx "$rup" "$T_TMP/live.out"
 t_eq "root: a host not yet allowed: 403" "before: 403" "$(grep before "$T_TMP/live.out")" "$(cat "$T_TMP/live.out")"
 printf '[egress]\nenabled = true\nallow = ["web.example", "secure.example", "later.example", "denied.example"]\ndeny = ["denied.example"]\n' \
         >"$rup/.umwelt.toml"
+raccept "$rup"
 capture_split rsbx reload -p "$rup"
 t_eq "root: sandbox reload" "0 sandbox umwelt-rup-$(cut -d- -f3 <<<"$(json_get "$st" "j['id']")") : egress rules reloaded (4 allow, 1 deny)" \
         "$T_RC $(sed 's/:/ :/' <<<"$T_OUT")" "$T_ERR"
@@ -454,11 +463,15 @@ RAUDIT=$(ls "$RSTATE"/umwelt/rup-*/audit.jsonl)
 t_match "... the reload is audited" '"event":"egress-rules".*"allow":"web.example, secure.example, later.example' \
         "$(grep egress-rules "$RAUDIT" | tail -1)"
 
-# Rules that no longer read close egress.
+# Rules that do not read cannot be accepted; changed and not accepted,
+# they close egress.
 printf '[egress]\nenabled = true\nallow = ["web example"]\n' >"$rup/.umwelt.toml"
+capture_split rumw policy accept -p "$rup"
+t_eq "root: rules that do not read are not accepted: exit 3" 3 "$T_RC" "$T_ERR"
+t_match "... naming the file and rule" "not accepted.*\.umwelt\.toml.*egress\.allow\[0\]" "$T_ERR"
 capture_split rsbx reload -p "$rup"
-t_eq "root: reload of rules that do not read: exit 3" 3 "$T_RC" "$T_ERR"
-t_match "... egress closed, naming the file and rule" "egress closed.*\.umwelt\.toml.*egress\.allow\[0\]" "$T_ERR"
+t_eq "root: reload of rules not accepted: exit 3" 3 "$T_RC" "$T_ERR"
+t_match "... egress closed, saying how to accept" "egress closed.*\.umwelt\.toml: changed since it was accepted.*policy accept -p" "$T_ERR"
 capture_split rsbx exec -p "$rup" -- curl -sS --max-time 10 -o /dev/null -w "%{http_code}" http://web.example/
 t_eq "... a host allowed before is refused now" 403 "$T_OUT" "$T_ERR"
 project "$rup"
@@ -542,6 +555,7 @@ t_match "... and gc removes what the dead sandbox left" "^0 removed umwelt-rup" 
 uproj=$T_TMP/uproj
 project "$uproj"
 chown -R "$U:$G" "$uproj"
+uaccept "$uproj"
 capture_split usbx run -p "$uproj" -- sh -c "$INSIDE" sh "$XDG/.local/state/umwelt/ca"
 t_eq "user: sandbox run with egress exits 0" 0 "$T_RC" "$T_ERR"
 LOG=$(ls "$XDG"/.local/state/umwelt/uproj-*/egress.jsonl)
@@ -559,6 +573,7 @@ t_eq "user: a published port answers on the host's 127.0.0.1 and [::1]" "user-se
 t_eq "... on loopback only" "127.0.0.1:18090 [::1]:18090" "$(listeners host 18090)"
 live_process usbx "$uproj" "$T_TMP/ulive.out"
 printf '[egress]\nenabled = true\nallow = ["later.example"]\n' >"$uproj/.umwelt.toml"
+uaccept "$uproj"
 capture_split usbx reload -p "$uproj"
 t_eq "user: reload" 0 "$T_RC" "$T_ERR"
 touch "$uproj/go"
@@ -601,12 +616,16 @@ project "$bad"
 printf '[egress]\nenabled = true\nallow = ["web.example/public/*"]\n' >"$bad/.umwelt.toml"
 mkdir -p "$T_TMP/badstate/umwelt/ca"
 chmod 777 "$T_TMP/badstate/umwelt/ca"
-badca() {
-        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$T_TMP/badstate" "$RT" --root "$T_ROOT" sandbox "$@"
+badumw() {
+        host env HOME="$T_TMP/rhome" XDG_STATE_HOME="$T_TMP/badstate" "$RT" --root "$T_ROOT" "$@"
 }
+badca() { badumw sandbox "$@"; }
+badumw policy accept -p "$bad" >/dev/null
 refused "a path rule with a CA that cannot be used" 3 "needs TLS termination: umwelt CA: .*0777" \
         badca run -p "$bad" -- true
 printf '[egress]\nenabled = true\nallow = ["web.example"]\n' >"$bad/.umwelt.toml"
+badumw policy accept -p "$bad" >/dev/null
+raccept "$bad"
 capture_split badca run -p "$bad" -- curl -sS -o /dev/null -w "%{http_code}" http://web.example/
 t_eq "... host rules alone go on without it" "0 200" "$T_RC $T_OUT" "$T_ERR"
 capture_split badca run -p "$bad" -- /bin/sh -c 'grep -c "BEGIN CERTIFICATE" "$SSL_CERT_FILE"; wc -c <"$NODE_EXTRA_CA_CERTS"'

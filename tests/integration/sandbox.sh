@@ -70,19 +70,30 @@ t_match "... stop lines with the status" '"event":"stop".*"status":"7"' "$log"
 t_match "... the grant given" '"event":"grant","path":"[^"]*/home/data","mode":"ro"' "$log"
 t_match "... and the refusals" '"event":"refusal"' "$log"
 t_eq "the audit log is 0600" 600 "$(stat -c %a "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
-# Bad project policy: one line naming FILE:LINE:COLUMN, exit 3, nothing started.
+# Bad project policy: policy accept refuses it with one line naming
+# FILE:LINE:COLUMN, exit 3; unaccepted, a run refuses it; nothing started.
 bad_policy() {
         local name=$1 text=$2 want=$3
         printf '%s\n' "$text" >"$proj/.umwelt.toml"
-        sbx -- /bin/sh -c 'echo STARTED'
-        t_eq "$name: exit 3" 3 "$T_RC" "$T_ERR"
+        T_ERR=$("$RT" policy accept -p "$proj" 2>&1 >/dev/null)
+        T_RC=$?
+        t_eq "$name: not accepted, exit 3" 3 "$T_RC" "$T_ERR"
         t_match "$name: names the place" "$want" "$T_ERR"
+        sbx -- /bin/sh -c 'echo STARTED'
+        t_eq "$name: a run refuses it, exit 3" "3 never accepted" \
+                "$T_RC $(grep -o 'never accepted' <<<"$T_ERR")" "$T_ERR"
         t_eq "$name: nothing started" "" "$T_OUT$(rt list -q)"
 }
 bad_policy "unknown key in .umwelt.toml" 'presett = "dev"' '\.umwelt\.toml:1:1: .*presett'
 bad_policy "wrong type in .umwelt.toml" 'preset = 3' '\.umwelt\.toml:1:10: .*string'
 bad_policy "a float in .umwelt.toml" $'preset = "dev"\nx = 1.5' '\.umwelt\.toml:2:'
-bad_policy "a [[grant]] outside the grant roots" $'[[grant]]\npath = "/etc"' '\.umwelt\.toml:1:1.*/etc'
+# A grant is resolved at the start, against the file system as it is then.
+printf '[[grant]]\npath = "/etc"\n' >"$proj/.umwelt.toml"
+"$RT" policy accept -p "$proj" >/dev/null
+sbx -- /bin/sh -c 'echo STARTED'
+t_eq "a [[grant]] outside the grant roots, accepted: a run refuses it, exit 3" 3 "$T_RC" "$T_ERR"
+t_match "... names the place" '\.umwelt\.toml:1:1.*/etc' "$T_ERR"
+t_eq "... nothing started" "" "$T_OUT$(rt list -q)"
 rm -f "$proj/.umwelt.toml"
 
 out=$("$RT" sandbox log -p "$proj" 2>&1)
