@@ -8,6 +8,7 @@
 #include "face/project_policy.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/utf8.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -45,43 +46,14 @@ static int split(const char *text, size_t len, struct lines *out)
         return 0;
 }
 
-/* The length of the well-formed UTF-8 sequence at p (at most n bytes; RFC
- * 3629: no overlong form, no surrogate, nothing past U+10FFFF), 0 when
- * there is none or it is a C1 control (U+0080..U+009F). */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-        unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-        size_t len = c >= 0xc2 && c <= 0xdf   ? 2
-                     : c >= 0xe0 && c <= 0xef ? 3
-                     : c >= 0xf0 && c <= 0xf4 ? 4
-                                              : 0;
-        if (!len || len > n)
-                return 0;
-        if (c == 0xc2)
-                lo = 0xa0;
-        else if (c == 0xe0)
-                lo = 0xa0;
-        else if (c == 0xed)
-                hi = 0x9f;
-        else if (c == 0xf0)
-                lo = 0x90;
-        else if (c == 0xf4)
-                hi = 0x8f;
-        if (p[1] < lo || p[1] > hi)
-                return 0;
-        for (size_t i = 2; i < len; i++)
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-        return len;
-}
-
 static void put_line(FILE *out, char mark, const struct line *l)
 {
         const unsigned char *p = (const unsigned char *)l->p;
         fputc(mark, out);
         for (size_t i = 0; i < l->len;) {
-                size_t u = p[i] >= 0x80 ? utf8_len(p + i, l->len - i) : 0;
-                if (u) {
+                uint32_t cp = 0;
+                size_t u = p[i] >= 0x80 ? umw_utf8_decode(p + i, l->len - i, &cp) : 0;
+                if (u && cp >= 0xa0) { /* not a C1 control */
                         fwrite(p + i, 1, u, out);
                         i += u;
                 } else if (p[i] < 0x20 && p[i] != '\t') {

@@ -1,0 +1,36 @@
+#include "common/utf8.h"
+
+size_t umw_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
+{
+        unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+        if (c < 0x80) {
+                *cp = c;
+                return 1;
+        }
+        size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                     : c >= 0xe0 && c <= 0xef ? 3
+                     : c >= 0xf0 && c <= 0xf4 ? 4
+                                              : 0;
+        if (!len || len > n)
+                return 0;
+        /* The second byte's range rules out overlong forms, surrogates
+         * (U+D800..U+DFFF) and what lies past U+10FFFF. */
+        if (c == 0xe0)
+                lo = 0xa0;
+        else if (c == 0xed)
+                hi = 0x9f;
+        else if (c == 0xf0)
+                lo = 0x90;
+        else if (c == 0xf4)
+                hi = 0x8f;
+        if (p[1] < lo || p[1] > hi)
+                return 0;
+        uint32_t v = c & (0xff >> (len + 1));
+        for (size_t i = 1; i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                v = v << 6 | (p[i] & 0x3f);
+        }
+        *cp = v;
+        return len;
+}
