@@ -1,5 +1,7 @@
 #include "common/utf8.h"
 
+#include <stdio.h>
+
 size_t umw_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
         unsigned char c = p[0], lo = 0x80, hi = 0xbf;
@@ -33,4 +35,24 @@ size_t umw_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
         }
         *cp = v;
         return len;
+}
+
+void umw_put_printable(FILE *out, const char *text, size_t n, bool tab)
+{
+        const unsigned char *p = (const unsigned char *)text;
+        for (size_t i = 0; i < n;) {
+                uint32_t cp = 0;
+                size_t u = p[i] >= 0x80 ? umw_utf8_decode(p + i, n - i, &cp) : 0;
+                if (u && cp >= 0xa0) { /* not a C1 control */
+                        fwrite(p + i, 1, u, out);
+                        i += u;
+                } else if ((p[i] < 0x20 && !(tab && p[i] == '\t')) || p[i] >= 0x7f) {
+                        fprintf(out, "\\x%02x", p[i++]);
+                } else if (p[i] == '\\') {
+                        fputs("\\\\", out);
+                        i++;
+                } else {
+                        fputc(p[i++], out);
+                }
+        }
 }

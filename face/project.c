@@ -321,6 +321,19 @@ char *sandbox_egress_log(const struct sandbox *s)
         return path;
 }
 
+int sandbox_layer_dir(const struct sandbox *s, char **out, struct umw_error **err)
+{
+        _cleanup_free_ char *dir = NULL;
+        int r = umw_state_dir(s->project.id, &dir, err);
+        if (r < 0)
+                return r;
+        if (asprintf(out, "%s/layer", dir) < 0) {
+                *out = NULL;
+                return umw_fail_sys(err, ENOMEM, "layer path");
+        }
+        return 0;
+}
+
 int sandbox_not_running(const struct sandbox *s, struct umw_error **err)
 {
         return umw_fail(err, UMW_EXIT_STATE, ESRCH,

@@ -9,7 +9,6 @@
 #include "common/utf8.h"
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +16,8 @@
 static void put_line(char mark, const char *line, size_t len, void *ctx)
 {
         FILE *out = ctx;
-        const unsigned char *p = (const unsigned char *)line;
         fputc(mark, out);
-        for (size_t i = 0; i < len;) {
-                uint32_t cp = 0;
-                size_t u = p[i] >= 0x80 ? umw_utf8_decode(p + i, len - i, &cp) : 0;
-                if (u && cp >= 0xa0) { /* not a C1 control */
-                        fwrite(p + i, 1, u, out);
-                        i += u;
-                } else if (p[i] < 0x20 && p[i] != '\t') {
-                        fprintf(out, "\\x%02x", p[i++]);
-                } else if (p[i] >= 0x7f) {
-                        fprintf(out, "\\x%02x", p[i++]);
-                } else {
-                        fputc(p[i++], out);
-                }
-        }
+        umw_put_printable(out, line, len, true);
         fputc('\n', out);
 }
 

@@ -76,4 +76,9 @@ int sandbox_log(const char *project, bool json, struct umw_error **err);
 int sandbox_policy_diff(const char *project, struct umw_error **err);
 int sandbox_policy_accept(const char *project, struct umw_error **err);
 
+/* deliver review: each change in the project's layer (review mode's
+ * upper directory) with its +/- lines and bucket, apply, hold or reject,
+ * and why; json: one document. No layer is UMW_EXIT_NOTFOUND. */
+int sandbox_deliver_review(const char *project, bool json, struct umw_error **err);
+
 #endif

@@ -118,6 +118,9 @@ int sandbox_bundle_dir(const char *id, char **out, struct umw_error **err);
 int sandbox_locate(struct sandbox *s, const char *project, struct umw_error **err);
 /* Same for a workspace path as recorded (gc: it may be gone by now). */
 int sandbox_for_workspace(struct sandbox *s, const char *workspace, struct umw_error **err);
+/* The project's layer in review mode: STATE/PROJECT-ID/layer, whose
+ * upper/ holds the agent's writes (*out malloc'd). */
+int sandbox_layer_dir(const struct sandbox *s, char **out, struct umw_error **err);
 /* Opens the project's audit log (once): verbs that act open it before they
  * act and fail when they cannot; status and list never create one. */
 int sandbox_open_audit(struct sandbox *s, struct umw_error **err);

@@ -27,6 +27,7 @@ VERB(spec);
 VERB(sandbox);
 VERB(doctor);
 VERB(policy);
+VERB(deliver);
 
 /* One line per sandbox sub-verb, for umwelt-run --help. */
 void verb_sandbox_print_verbs(void);

@@ -1,0 +1,157 @@
+#!/bin/bash
+# deliver review on real overlay layers: the workspace as the lower
+# directory, the project's layer (STATE/PROJECT-ID/layer/upper) as the
+# upper, mounted the way review mode mounts it: by root in the host's user
+# namespace (trusted. xattrs) and by the unprivileged user in a user
+# namespace of its own (userxattr). Through the overlay the attacks of
+# issue 13 are made (a planted repository and hook, commondir, a nested
+# repository with core.fsmonitor, editor and shell files, the policy
+# file, links, executables, binaries, invalid names, special files); the
+# host's tree and .git are proved untouched and host git runs nothing
+# planted, and each planted file is held or rejected with its reason.
+T_NAME=deliver-review
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+t_test_user
+command -v git >/dev/null || t_skip_all "git missing"
+
+# review JSON: "path TAB bucket TAB reason" lines.
+buckets() {
+        "$PY" -c '
+import json, sys
+for c in json.load(sys.stdin)["changes"]:
+    print("%s\t%s\t%s" % (c["path"], c["bucket"], c["reason"] or ""))'
+}
+PY=$(command -v python3) || t_skip_all "python3 missing"
+
+# make_project DIR: a repository with a commit, a script, a directory.
+make_project() {
+        mkdir -p "$1/src" "$1/olddir/x"
+        printf 'a\nb\nc\n' >"$1/src/main.c"
+        echo old >"$1/gone.txt"
+        echo z >"$1/olddir/x/z"
+        printf '#!/bin/sh\necho build\n' >"$1/build.sh"
+        chmod +x "$1/build.sh"
+        git -C "$1" init -q
+        git -C "$1" add -A
+        git -C "$1" -c user.email=t@t -c user.name=t commit -qm base
+}
+
+# The agent's work, from the merged view's root (run in it).
+AGENT='
+set -e
+printf "a\nB\nc\nd\n" >src/main.c
+rm gone.txt
+rm -rf olddir
+printf "one\ntwo\n" >new.txt
+mv .git .git.old
+git init -q
+printf "#!/bin/sh\ntouch \"$1/PLANTED-hook\"\n" >.git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+echo /tmp/planted >.git.old/commondir
+git init -q sub
+git -C sub config core.fsmonitor "touch $1/PLANTED-fsmonitor"
+mkdir .vscode && echo "{}" >.vscode/tasks.json
+echo "touch $1/PLANTED-envrc" >.envrc
+echo "touch $1/PLANTED-bashrc" >.bashrc
+printf "[[grant]]\npath = \"/\"\n" >.umwelt.toml
+ln -s /etc/shadow shadow
+printf "x\000y" >bin.dat
+head -c 2000000 /dev/zero | tr "\000" a >big.txt
+touch "$(printf "bad\377name")"
+mkfifo fifo
+printf "#!/bin/sh\necho pwned\n" >>build.sh
+touch src/main.c
+'
+
+# check WHO REVIEW_JSON: the buckets the planted files went in.
+check_review() {
+        local who=$1 got
+        got=$(buckets <<<"$2" 2>&1)
+        want_bucket() {
+                local line
+                line=$(P=$1 awk -F'\t' '$1 == ENVIRON["P"] {print $2 "\t" $3}' <<<"$got")
+                t_match "$who: $1 is $2" "^$2"$'\t'".*${3:-}" "$line" "$got"
+        }
+        want_bucket src/main.c apply
+        want_bucket new.txt apply
+        want_bucket gone.txt apply
+        want_bucket olddir/x/z apply
+        want_bucket .git/hooks/pre-commit reject "a \.git part"
+        want_bucket .git.old/commondir hold "git reads it"
+        want_bucket sub hold "a nested repository"
+        want_bucket sub/.git/config reject "a \.git part"
+        want_bucket .vscode/tasks.json hold "the editor runs"
+        want_bucket .envrc hold "direnv runs it"
+        want_bucket .bashrc hold "a shell runs it"
+        want_bucket .umwelt.toml hold "the sandbox's own policy"
+        want_bucket shadow hold "a symbolic link"
+        want_bucket bin.dat hold "a binary file"
+        want_bucket big.txt hold "larger than the size limit"
+        want_bucket 'bad\xffname' reject "not valid UTF-8"
+        want_bucket fifo reject "FIFO"
+        want_bucket build.sh hold "executable"
+        t_eq "$who: nothing under a .git is delivered" "" \
+                "$(awk -F'\t' '$1 ~ /(^|\/)\.git\// && $2 != "reject"' <<<"$got")"
+        t_match "$who: the edit is counted" '"path": *"src/main.c"[^}]*"added": *2, *"removed": *1' \
+                "$(tr -d '\n' <<<"$2" | sed 's/},/}\n/g')"
+}
+
+# host_untouched WHO DIR SUM: the host's tree, its .git and what host git
+# and a host shell then run are as before.
+host_untouched() {
+        local who=$1 dir=$2 sum=$3
+        t_eq "$who: the host's tree is as it was" "$sum" "$(tree_sum "$dir")"
+        t_eq "$who: host git sees no change" "" "$(git -c safe.directory='*' -C "$dir" status --porcelain 2>&1)"
+        (cd "$dir" && git -c safe.directory='*' -c user.email=t@t -c user.name=t commit -q --allow-empty -m after \
+                && bash -c 'cd . && true') >/dev/null 2>&1
+        t_eq "$who: host git and a shell there run nothing planted" "" \
+                "$(ls "$T_TMP" | grep PLANTED)"
+}
+tree_sum() { (cd "$1" && find . -path ./.git/logs -prune -o -print0 | sort -z | xargs -0 sha256sum 2>/dev/null | sha256sum); }
+
+# ------------------------------------------------------------- root
+export HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state
+mkdir -p "$HOME"
+proj=$T_TMP/proj
+make_project "$proj"
+capture_split "$RT" deliver review -p "$proj"
+t_eq "no layer yet: exit 4" 4 "$T_RC" "$T_ERR"
+t_match "... saying so" "no layer for $proj" "$T_ERR"
+"$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/true 2>/dev/null
+layer=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)/layer
+mkdir -p "$layer/upper" "$layer/work" "$T_TMP/merged"
+SUM=$(tree_sum "$proj")
+capture_split unshare -m --propagation private -- sh -c '
+        mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$3" &&
+        cd "$3" && sh -c "$4" sh "$5"' sh "$proj" "$layer" "$T_TMP/merged" "$AGENT" "$T_TMP"
+t_eq "root: the agent's work through the overlay" 0 "$T_RC" "$T_ERR"
+capture_split "$RT" deliver review -p "$proj" --json
+t_eq "root: deliver review --json" 0 "$T_RC" "$T_ERR"
+check_review root "$T_OUT"
+host_untouched root "$proj" "$SUM"
+capture_split "$RT" deliver review -p "$proj"
+t_match "root: the text form ends with the counts" \
+        "[0-9]+ changed: [0-9]+ apply, [0-9]+ hold, [0-9]+ reject$" "$T_OUT"
+t_match "... names printed terminal-safe" 'bad\\xffname: a name that is not valid UTF-8' "$T_OUT"
+
+# ------------------------------------------------------------- the user
+uproj=$T_TMP/uproj
+make_project "$uproj"
+chown -R "$U:$G" "$uproj"
+chmod 755 "$T_TMP"
+as_user "$RT" sandbox run -p "$uproj" -- /bin/true 2>/dev/null
+ulayer=$(ls -d "$XDG"/.local/state/umwelt/uproj-*)/layer
+as_user mkdir -p "$ulayer/upper" "$ulayer/work" "$XDG/merged"
+USUM=$(tree_sum "$uproj")
+capture_split as_user unshare -Urm -- sh -c '
+        mount -t overlay overlay -o "userxattr,lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$3" &&
+        cd "$3" && sh -c "$4" sh "$5"' sh "$uproj" "$ulayer" "$XDG/merged" "$AGENT" "$T_TMP"
+t_eq "user: the agent's work through the overlay" 0 "$T_RC" "$T_ERR"
+capture_split as_user "$RT" deliver review -p "$uproj" --json
+t_eq "user: deliver review --json" 0 "$T_RC" "$T_ERR"
+check_review user "$T_OUT"
+host_untouched user "$uproj" "$USUM"
+
+t_done
