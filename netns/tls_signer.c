@@ -148,12 +148,15 @@ static int open_ca(pid_t parent, int sock, const char *dir, bool create, struct 
         return r;
 }
 
+/* The signer ends with _exit: it is a fork of a process with threads (the
+ * resolver's), whose exit handlers, and under ASan LeakSanitizer's scan of
+ * threads that exist only in the parent, are not its own. */
 static _Noreturn void signer_main(pid_t parent, int sock, const char *dir, bool create)
 {
         struct umw_error *err = NULL;
         struct tls_ca *ca = NULL;
         if (open_ca(parent, sock, dir, create, &ca) < 0)
-                exit(0);
+                _exit(0);
         send_cert(SIGNER_FD, tls_ca_cert(ca));
         if (gateway_confine_signer(SIGNER_FD, &err) < 0) {
                 umw_log_error(err);
@@ -162,7 +165,7 @@ static _Noreturn void signer_main(pid_t parent, int sock, const char *dir, bool 
         }
         serve(SIGNER_FD, ca);
         tls_ca_free(ca);
-        exit(0);
+        _exit(0);
 }
 
 /* ---- the engine's side ---- */
