@@ -160,6 +160,34 @@ static int write_bundle(struct sandbox *s, struct umw_error **err)
         return umw_write_file_atomic(dirfd, "config.json", s->config, strlen(s->config), 0600, err);
 }
 
+/* Review mode's layer, its upper/ and work/ made 0700 where missing (a
+ * layer left undelivered is continued). */
+static int review_layer(const struct sandbox *s, char **layer, struct umw_error **err)
+{
+        int r = sandbox_layer_dir(s, layer, err);
+        if (r < 0)
+                return r;
+        const char *const subdirs[] = {"upper", "work"};
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *dir = NULL;
+                if (asprintf(&dir, "%s/%s", *layer, subdirs[i]) < 0)
+                        return umw_fail_sys(err, ENOMEM, "layer");
+                if ((r = umw_mkdir_p(dir, 0700, 0700, err)) < 0)
+                        return umw_error_prefix(err, "review mode's layer");
+        }
+        /* The merged root takes upper's mode: the workspace's, as on the host. */
+        struct stat ws;
+        _cleanup_free_ char *upper = NULL;
+        _cleanup_close_ int fd = -1;
+        if (asprintf(&upper, "%s/upper", *layer) < 0)
+                return umw_fail_sys(err, ENOMEM, "layer");
+        if (stat(s->project.workspace, &ws) < 0 ||
+            (fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+            fchmod(fd, ws.st_mode & 07777) < 0)
+                return umw_fail_errno(err, "review mode's layer %s", upper);
+        return 0;
+}
+
 /* A long-lived sandbox's init runs no command (run.umwelt.init=pause): its
  * args are only a name in ps. */
 static const char *const pause_args[] = {"umwelt-sandbox-init", NULL};
@@ -189,7 +217,12 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         char ports[PORTS_TEXT_MAX];
         const char *kv[13];
         annotations(s, long_lived, grants, ports, kv);
+        _cleanup_free_ char *layer = NULL;
+        int r = o->review ? review_layer(s, &layer, err) : 0;
+        if (r < 0)
+                return r;
         struct compose_input in = {
+            .layer = layer,
             .grants = &s->view.grants,
             .preset = &s->view.preset,
             .workspace = s->project.workspace,

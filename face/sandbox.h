@@ -21,6 +21,7 @@ struct sandbox_opts {
         const char **grants; /* --grant PATH[:ro|:rw], n_grants of them */
         size_t n_grants;
         const char *rootfs;      /* --rootfs; NULL: the host's / read-only */
+        bool review;             /* --workspace review: writes go to the layer */
         char **args;             /* the command, NULL-terminated */
         int preserve_fds;        /* fds 3..3+N-1 pass to the command (doctor --deep) */
         bool json;               /* --json */

@@ -401,8 +401,41 @@ static int protect_git(yajl_gen g, const struct ws *ws, struct umw_error **err)
         return protect_entry(g, ws, ".git/hooks", true, err);
 }
 
+/* Review mode: the workspace is an overlay, the project as its read-only
+ * lower directory and the layer taking every write, so nothing the agent
+ * writes there reaches the host's tree (rw grants below it stay direct:
+ * they are mounted after it). Root's overlay has its layers idmapped by
+ * the runtime, named by fd; a user's is made in the sandbox's user
+ * namespace from the paths, which overlayfs's options cannot quote. */
+static int gen_review_workspace(yajl_gen g, const struct compose_input *in, struct umw_error **err)
+{
+        for (const char *p = in->workspace; *p; p++)
+                if (*p == ',' || *p == ':' || *p == '\\')
+                        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                        "review mode: the workspace %s has a ',', ':' or '\\' in "
+                                        "its path, which an overlay cannot name (use direct mode)",
+                                        in->workspace);
+        char src[32];
+        int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int r = fd < 0 ? umw_fail_errno(err, "open workspace %s", in->workspace)
+                       : keep_fd(in->fds, fd, src, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *lower = NULL, *upper = NULL, *work = NULL;
+        if (asprintf(&lower, "lowerdir=%s", in->idmap_binds ? src : in->workspace) < 0 ||
+            asprintf(&upper, "upperdir=%s/upper", in->layer) < 0 ||
+            asprintf(&work, "workdir=%s/work", in->layer) < 0)
+                return umw_fail_sys(err, ENOMEM, "review mode");
+        const char *const opts[] = {
+            "nosuid", "nodev", lower, upper, work, in->idmap_binds ? "idmap" : "userxattr", NULL};
+        gen_mount(g, in->workspace, "overlay", "overlay", opts);
+        return gen_grants(g, in, true, err);
+}
+
 static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
+        if (in->layer)
+                return gen_review_workspace(g, in, err);
         int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return umw_fail_errno(err, "open workspace %s", in->workspace);

@@ -34,6 +34,10 @@ struct compose_input {
         const struct grant_list *grants; /* resolved, parents first */
         const struct preset *preset;     /* resolved and capped */
         const char *workspace;           /* absolute, resolved project directory */
+        /* Review mode: the directory holding upper/ and work/, the layer
+         * the workspace's overlay writes to (the project below it,
+         * read-only); NULL: the workspace is bound in place. */
+        const char *layer;
         const char *rootfs;              /* "/" for the embedded default, or --rootfs DIR */
         const char *hostname;            /* "umwelt-<project>" */
         uid_t uid;                       /* identity inside: the invoking user's */

@@ -38,8 +38,9 @@ static int idmapped(const struct spec *spec, const struct spec_mount *m, struct 
         const char *why = NULL;
         if (!o.idmap)
                 why = "uidMappings/gidMappings need the \"idmap\" or \"ridmap\" option";
-        else if (!o.bind && !(m->type && strcmp(m->type, "bind") == 0))
-                why = "only a bind mount can be idmapped here";
+        else if (!o.bind && !(m->type && (strcmp(m->type, "bind") == 0 ||
+                                          (strcmp(m->type, "overlay") == 0 && !own_maps))))
+                why = "only a bind or an overlay (its layers) can be idmapped here";
         else if (!own_maps && !spec->namespaces[SPEC_NS_USER].enabled)
                 why = "an idmapped mount needs a user namespace or uidMappings/gidMappings of "
                       "its own";
@@ -179,11 +180,30 @@ static int make_tree(const struct spec_mount *m, int userns_fd, struct umw_error
         return TAKE_FD(fd);
 }
 
+static bool is_overlay(const struct spec_mount *m)
+{
+        return m->type && strcmp(m->type, "overlay") == 0;
+}
+
+/* An idmapped overlay's tree: its layers idmapped (mount_overlay.c). */
+static int overlay_tree(const struct spec_mount *m, int userns_fd, struct umw_error **err)
+{
+        struct mount_opts o;
+        int r = mount_opts_parse(m->options, m->n_options, &o, err);
+        if (r < 0)
+                return r;
+        r = mounts_overlay_tree(m, o.data, userns_fd, err);
+        mount_opts_release(&o);
+        return r;
+}
+
 /* The tree of m, idmapped (when asked) through its own user namespace or
  * the container's. */
 static int runtime_tree(const struct spec *spec, const struct spec_mount *m, int userns_fd,
                         struct umw_error **err)
 {
+        if (is_overlay(m))
+                return overlay_tree(m, userns_fd, err);
         if (!maps_itself(spec, m))
                 return make_tree(m, userns_fd, err);
         _cleanup_close_ int own = mount_userns(m, err);

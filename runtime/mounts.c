@@ -430,6 +430,20 @@ static enum root_create tree_kind(int tree)
         return ROOT_CREATE_DIR;
 }
 
+/* tree on m's destination (made as kind), then its propagation. */
+static int attach_tree(int tree, const struct spec_mount *m, const struct mount_opts *o,
+                       const struct mount_root *root, enum root_create kind, struct umw_error **err)
+{
+        _cleanup_close_ int dest_fd = root_open_create(root->fd, m->destination, kind, err);
+        if (dest_fd < 0)
+                return dest_fd;
+        int r = attach_mount(tree, dest_fd);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "attach %s of %s", m->type ? m->type : "bind",
+                                    m->source ? m->source : m->destination);
+        return apply_propagation(tree, o, err);
+}
+
 static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
                       const struct mount_root *root, int *slot, struct umw_error **err)
 {
@@ -441,14 +455,16 @@ static int mount_bind(const struct spec_mount *m, const struct mount_opts *o,
         _cleanup_close_ int tree = source_tree(m, o, root, slot, err);
         if (tree < 0)
                 return tree;
-        _cleanup_close_ int dest_fd =
-            root_open_create(root->fd, m->destination, tree_kind(tree), err);
-        if (dest_fd < 0)
-                return dest_fd;
-        int r = attach_mount(tree, dest_fd);
-        if (r < 0)
-                return umw_fail_sys(err, -r, "attach bind of %s", m->source);
-        return apply_propagation(tree, o, err);
+        return attach_tree(tree, m, o, root, tree_kind(tree), err);
+}
+
+/* A filesystem umwelt-run made (an idmapped overlay), attached on its
+ * directory. */
+static int mount_runtime_tree(const struct spec_mount *m, const struct mount_opts *o,
+                              const struct mount_root *root, int *slot, struct umw_error **err)
+{
+        _cleanup_close_ int tree = take_tree(slot);
+        return attach_tree(tree, m, o, root, ROOT_CREATE_DIR, err);
 }
 
 /* tmpfs contents from what the destination held before, then its flags. */
@@ -761,6 +777,8 @@ static int mount_one(const struct spec *spec, const struct spec_mount *m,
         _cleanup_close_ int dest = -1;
         if (bind)
                 r = mount_bind(m, &o, root, slot, err);
+        else if (slot && *slot >= 0) /* an idmapped overlay umwelt-run made */
+                r = mount_runtime_tree(m, &o, root, slot, err);
         else if (!m->type)
                 r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                              "%s: .mounts[%s]: expected a type or a bind option", spec->file,

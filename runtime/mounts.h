@@ -73,6 +73,11 @@ int mounts_make_trees(const struct spec *spec, const char *rootfs, bool runtime_
                       int userns_fd, int *trees, struct umw_error **err);
 /* A detached clone of bind m's source with its options' flags set. */
 int mounts_clone_bind(const struct spec_mount *m, struct umw_error **err);
+/* An overlay mount m with the "idmap" option (data: its lowerdir, upperdir
+ * and workdir), its layers idmapped through userns_fd, created as that
+ * namespace's 0 (mount_overlay.c): the tree for the init to attach. */
+int mounts_overlay_tree(const struct spec_mount *m, const char *data, int userns_fd,
+                        struct umw_error **err);
 
 /* Path resolution inside a root, shared with devices.c and rootfs.c. */
 

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON, OPT_PUBLISH };
+enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON, OPT_PUBLISH, OPT_WORKSPACE };
 
 /* What a sub-verb accepts. */
 enum {
         ACCEPT_PROJECT = 1 << 0, /* -p DIR */
-        ACCEPT_POLICY = 1 << 1,  /* --preset, --grant, --rootfs */
+        ACCEPT_POLICY = 1 << 1,  /* --preset, --grant, --rootfs, --workspace */
         ACCEPT_TTY = 1 << 2,     /* -t, --cwd */
         ACCEPT_IDLE = 1 << 3,    /* --idle DURATION */
         NEEDS_COMMAND = 1 << 4,  /* -- CMD [ARG...] */
@@ -35,11 +35,13 @@ struct sub_verb {
 static const struct sub_verb sub_verbs[] = {
     {"run", ACCEPT_PROJECT | ACCEPT_POLICY | NEEDS_COMMAND,
      "run a command in a one-shot sandbox of the project",
-     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] [--json] -- "
+     "sandbox run [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] "
+     "[--workspace review|direct] [--json] -- "
      "CMD [ARG...]"},
     {"up", ACCEPT_PROJECT | ACCEPT_POLICY | ACCEPT_PUBLISH,
      "start the project's long-lived sandbox",
      "sandbox up [-p DIR] [--preset NAME] [--grant PATH[:ro|:rw]]... [--rootfs DIR] "
+     "[--workspace review|direct] "
      "[--publish PORT]... [--json]"},
     {"exec", ACCEPT_PROJECT | ACCEPT_TTY | NEEDS_COMMAND,
      "run a command in the project's running sandbox",
@@ -120,6 +122,7 @@ static unsigned option_needs(int c)
         case OPT_PRESET:
         case OPT_GRANT:
         case OPT_ROOTFS:
+        case OPT_WORKSPACE:
                 return ACCEPT_POLICY;
         case 't':
         case OPT_CWD:
@@ -145,6 +148,12 @@ static int apply_option(int c, const char *arg, struct parsed *p, struct umw_err
                 return 0;
         case OPT_ROOTFS:
                 o->rootfs = arg;
+                return 0;
+        case OPT_WORKSPACE:
+                if (strcmp(arg, "review") != 0 && strcmp(arg, "direct") != 0)
+                        return opts_usage_error(err, "sandbox",
+                                                "--workspace %s: expected review or direct", arg);
+                o->review = arg[0] == 'r';
                 return 0;
         case OPT_GRANT:
                 return add_grant(o, arg, err);
@@ -177,6 +186,7 @@ static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed 
             {"idle", required_argument, NULL, OPT_IDLE},
             {"json", no_argument, NULL, OPT_JSON},
             {"publish", required_argument, NULL, OPT_PUBLISH},
+            {"workspace", required_argument, NULL, OPT_WORKSPACE},
             {0},
         };
         char verb[32];

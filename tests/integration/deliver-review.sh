@@ -1,19 +1,21 @@
 #!/bin/bash
-# deliver review on real overlay layers: the workspace as the lower
-# directory, the project's layer (STATE/PROJECT-ID/layer/upper) as the
-# upper, mounted the way review mode mounts it: by root in the host's user
-# namespace (trusted. xattrs) and by the unprivileged user in a user
-# namespace of its own (userxattr). Through the overlay the attacks of
-# issue 13 are made (a planted repository and hook, commondir, a nested
-# repository with core.fsmonitor, editor and shell files, the policy
-# file, links, executables, binaries, invalid names, special files); the
-# host's tree and .git are proved untouched and host git runs nothing
-# planted, and each planted file is held or rejected with its reason.
+# Review mode from inside real sandboxes, root's and a user's: the
+# workspace an overlay, the project its read-only lower directory, the
+# agent's writes in the project's layer (STATE/PROJECT-ID/layer/upper).
+# There the attacks of issue 13 are made (the repository moved aside and a
+# new one planted with a hook, commondir, a nested repository with
+# core.fsmonitor, editor and shell files, a new policy file, links,
+# executables, binaries, invalid names, special files); the host's tree
+# and .git are proved untouched, host git and a host shell run nothing
+# planted, the next sandbox continues on the layer, and deliver review
+# puts each change in its bucket with its reason.
 T_NAME=deliver-review
 . "$(dirname "$0")/lib.sh"
 t_require_root
 t_setup
 t_test_user
+t_keep_floor
+floor 'limits_best_effort = true'
 command -v git >/dev/null || t_skip_all "git missing"
 
 # review JSON: "path TAB bucket TAB reason" lines.
@@ -38,7 +40,7 @@ make_project() {
         git -C "$1" -c user.email=t@t -c user.name=t commit -qm base
 }
 
-# The agent's work, from the merged view's root (run in it).
+# The agent's work, run in the review-mode sandbox's workspace.
 AGENT='
 set -e
 printf "a\nB\nc\nd\n" >src/main.c
@@ -119,14 +121,17 @@ make_project "$proj"
 capture_split "$RT" deliver review -p "$proj"
 t_eq "no layer yet: exit 4" 4 "$T_RC" "$T_ERR"
 t_match "... saying so" "no layer for $proj" "$T_ERR"
-"$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/true 2>/dev/null
-layer=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)/layer
-mkdir -p "$layer/upper" "$layer/work" "$T_TMP/merged"
 SUM=$(tree_sum "$proj")
-capture_split unshare -m --propagation private -- sh -c '
-        mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$3" &&
-        cd "$3" && sh -c "$4" sh "$5"' sh "$proj" "$layer" "$T_TMP/merged" "$AGENT" "$T_TMP"
-t_eq "root: the agent's work through the overlay" 0 "$T_RC" "$T_ERR"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
+        /bin/sh -c "$AGENT" sh "$T_TMP"
+t_eq "root: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+layer=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)/layer
+t_eq "... the layer in the state directory, upper 0$(stat -c %a "$proj")" "$(stat -c %a "$proj")" \
+        "$(stat -c %a "$layer/upper")"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
+        /bin/sh -c 'cat new.txt; test -e gone || echo gone-gone; git log --oneline | wc -l'
+t_eq "root: the next review-mode sandbox continues on the layer" "one two gone-gone 0" \
+        "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 capture_split "$RT" deliver review -p "$proj" --json
 t_eq "root: deliver review --json" 0 "$T_RC" "$T_ERR"
 check_review root "$T_OUT"
@@ -141,14 +146,10 @@ uproj=$T_TMP/uproj
 make_project "$uproj"
 chown -R "$U:$G" "$uproj"
 chmod 755 "$T_TMP"
-as_user "$RT" sandbox run -p "$uproj" -- /bin/true 2>/dev/null
-ulayer=$(ls -d "$XDG"/.local/state/umwelt/uproj-*)/layer
-as_user mkdir -p "$ulayer/upper" "$ulayer/work" "$XDG/merged"
 USUM=$(tree_sum "$uproj")
-capture_split as_user unshare -Urm -- sh -c '
-        mount -t overlay overlay -o "userxattr,lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$3" &&
-        cd "$3" && sh -c "$4" sh "$5"' sh "$uproj" "$ulayer" "$XDG/merged" "$AGENT" "$T_TMP"
-t_eq "user: the agent's work through the overlay" 0 "$T_RC" "$T_ERR"
+capture_split as_user "$RT" sandbox run -p "$uproj" --workspace review -- \
+        /bin/sh -c "$AGENT" sh "$T_TMP"
+t_eq "user: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
 capture_split as_user "$RT" deliver review -p "$uproj" --json
 t_eq "user: deliver review --json" 0 "$T_RC" "$T_ERR"
 check_review user "$T_OUT"
