@@ -293,6 +293,61 @@ Test(compose, workspace_read_write_after_the_home_tmpfs)
         spec_free(s);
 }
 
+/* The option of m that starts with prefix, NULL when none. */
+static const char *option_with(const struct spec_mount *m, const char *prefix)
+{
+        for (size_t i = 0; i < m->n_options; i++)
+                if (strncmp(m->options[i], prefix, strlen(prefix)) == 0)
+                        return m->options[i] + strlen(prefix);
+        return NULL;
+}
+
+Test(compose, review_mode_workspace_is_an_overlay_over_the_layer)
+{
+        mkfile(".umwelt.toml");
+        struct compose_input in = input();
+        in.layer = "/state/umwelt/proj-1/layer";
+        struct spec *s = compose(&in);
+        const struct spec_mount *m = expect_mount(s, W, "overlay");
+        cr_expect_str_eq(option_with(m, "lowerdir="), W, "a user's: the workspace by path");
+        cr_expect_str_eq(option_with(m, "upperdir="), "/state/umwelt/proj-1/layer/upper");
+        cr_expect_str_eq(option_with(m, "workdir="), "/state/umwelt/proj-1/layer/work");
+        cr_expect(has_option(m, "userxattr"));
+        cr_expect_not(has_option(m, "idmap"));
+        char policy[4096];
+        snprintf(policy, sizeof(policy), "%s/.umwelt.toml", W);
+        cr_expect_eq(mount_at(s, policy), -1, "writes go to the layer: no protecting bind");
+        spec_free(s);
+
+        in = input();
+        in.layer = "/state/umwelt/proj-1/layer";
+        in.idmap_binds = in.user_namespace = in.map_root = true;
+        in.root_uid = in.root_gid = 1879048192;
+        s = compose(&in);
+        m = expect_mount(s, W, "overlay");
+        cr_expect(has_option(m, "idmap"), "root's: its layers idmapped");
+        char target[4096];
+        const char *lower = option_with(m, "lowerdir=");
+        ssize_t n = lower ? readlink(lower, target, sizeof(target) - 1) : -1;
+        cr_assert_gt(n, 0, "root's lowerdir is an fd compose opened: %s", lower);
+        target[n] = '\0';
+        cr_expect_str_eq(target, W);
+        spec_free(s);
+}
+
+Test(compose, review_mode_refuses_a_path_an_overlay_cannot_name)
+{
+        struct compose_input in = input();
+        in.workspace = "/tmp/a,b";
+        in.layer = "/state/layer";
+        char *json = NULL;
+        struct umw_error *err = NULL;
+        cr_assert_lt(compose_config(&in, &json, &err), 0);
+        cr_expect(strstr(err->msg, "cannot name"), "%s", err->msg);
+        umw_error_free(err);
+        free(json);
+}
+
 Test(compose, protected_files_that_exist_are_read_only)
 {
         mkdir_rel(".git");
