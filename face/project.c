@@ -185,6 +185,8 @@ void sandbox_audit_start(struct sandbox *s, const char *command)
                             s->view.preset.name,
                             "limits",
                             limits,
+                            "workspace_mode",
+                            s->view.review ? "review" : "direct",
                             command ? "command" : NULL,
                             command,
                             NULL};

@@ -221,6 +221,7 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         int r = o->review ? review_layer(s, &layer, err) : 0;
         if (r < 0)
                 return r;
+        s->view.review = o->review;
         struct compose_input in = {
             .layer = layer,
             .grants = &s->view.grants,

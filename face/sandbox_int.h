@@ -68,6 +68,7 @@ struct sandbox_view {
         struct grant_request *requests;
         char **request_paths;
         struct preset preset;
+        bool review; /* the workspace is an overlay over the project's layer */
 };
 
 /* Its network (sandbox_net.c): egress enabled, the gateway binary, the

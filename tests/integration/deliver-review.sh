@@ -125,6 +125,8 @@ SUM=$(tree_sum "$proj")
 capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
         /bin/sh -c "$AGENT" sh "$T_TMP"
 t_eq "root: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+t_match "... its start audited as review mode" '"event":"start",.*"workspace_mode":"review"' \
+        "$(cat "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
 layer=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)/layer
 t_eq "... the layer in the state directory, upper 0$(stat -c %a "$proj")" "$(stat -c %a "$proj")" \
         "$(stat -c %a "$layer/upper")"
