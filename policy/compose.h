@@ -38,9 +38,9 @@ struct compose_input {
          * the workspace's overlay writes to (the project below it,
          * read-only); NULL: the workspace is bound in place. */
         const char *layer;
-        const char *rootfs;              /* "/" for the embedded default, or --rootfs DIR */
-        const char *hostname;            /* "umwelt-<project>" */
-        uid_t uid;                       /* identity inside: the invoking user's */
+        const char *rootfs;   /* "/" for the embedded default, or --rootfs DIR */
+        const char *hostname; /* "umwelt-<project>" */
+        uid_t uid;            /* identity inside: the invoking user's */
         gid_t gid;
         bool user_namespace; /* map uid/gid to themselves */
         /* And 0 to root_uid/root_gid, never the host's 0 (root's runtime

@@ -13,7 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_PRESET = 256, OPT_GRANT, OPT_ROOTFS, OPT_CWD, OPT_IDLE, OPT_JSON, OPT_PUBLISH, OPT_WORKSPACE };
+enum {
+        OPT_PRESET = 256,
+        OPT_GRANT,
+        OPT_ROOTFS,
+        OPT_CWD,
+        OPT_IDLE,
+        OPT_JSON,
+        OPT_PUBLISH,
+        OPT_WORKSPACE
+};
 
 /* What a sub-verb accepts. */
 enum {
