@@ -23,7 +23,7 @@ done
 
 # Build: compiler, autotools, the design's libraries, the manual's tool.
 build_deps="gcc make autoconf automake libtool pkg-config libcap-dev libseccomp-dev
-        libmnl-dev libnftnl-dev libyajl-dev libssl-dev scdoc"
+        libmnl-dev libnftnl-dev libyajl-dev libssl-dev libgit2-dev scdoc"
 # Tests: Criterion, the static busybox test rootfs and the static probe
 # (libc6-dev), python3 for JSON edits in tests, the reference runtimes and
 # podman with its helpers, clang for the fuzzers, uidmap/passwd for the
