@@ -5,12 +5,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+int umw_open_beneath(int dir_fd, const char *name, int flags)
+{
+        struct open_how how = {
+            .flags = (unsigned)flags | O_NOFOLLOW | O_CLOEXEC,
+            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+        return fd < 0 ? -errno : fd;
+}
 
 int umw_write_all(int fd, const void *buf, size_t len)
 {

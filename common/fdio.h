@@ -26,6 +26,10 @@ int umw_write_file_atomic(int dirfd, const char *name, const void *buf, size_t l
 /* The bare decimal pid in path, written atomically (conmon reads it while
  * it may be written); NULL path: nothing to do. */
 int umw_write_pid_file(const char *path, pid_t pid, struct umw_error **err);
+/* name opened beneath dir_fd (openat2: no "..", no absolute path, no
+ * symlink or magic link on the way or at the end), with flags plus
+ * O_NOFOLLOW|O_CLOEXEC. Returns the fd or -errno. */
+int umw_open_beneath(int dir_fd, const char *name, int flags);
 /* Closes *fd if open and marks it closed. */
 void umw_close_fdp(int *fd);
 /* Closes every fd >= lowfd except the ones listed. */

@@ -5,6 +5,7 @@
 #include "common/audit.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/fdio.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -156,6 +157,7 @@ void sandbox_release(struct sandbox *s)
         free(s->view.request_paths);
         free(s->config);
         compose_fds_close(&s->fds);
+        umw_close_fdp(&s->layer_lock);
         free(s->net.gateway_bin);
         for (char **e = s->net.env_set; e && *e; e++)
                 free(*e);

@@ -2,6 +2,7 @@
  * for the options asked, composed into the OCI config with the annotations
  * status and gc find it by. */
 #include "face/sandbox_int.h"
+#include "face/agent_repo.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
 #include "common/cleanup.h"
@@ -160,9 +161,26 @@ static int write_bundle(struct sandbox *s, struct umw_error **err)
         return umw_write_file_atomic(dirfd, "config.json", s->config, strlen(s->config), 0600, err);
 }
 
+/* One sandbox at a time on a layer: held until this process ends. */
+static int lock_layer(struct sandbox *s, int layer_fd, struct umw_error **err)
+{
+        s->layer_lock = openat(layer_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (s->layer_lock < 0)
+                return umw_fail_errno(err, "review mode's layer: lock");
+        if (flock(s->layer_lock, LOCK_EX | LOCK_NB) == 0)
+                return 0;
+        if (errno != EWOULDBLOCK)
+                return umw_fail_errno(err, "review mode's layer: lock");
+        return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                        "review mode: another sandbox of %s runs on its layer now: wait for it, "
+                        "or use --workspace direct",
+                        s->project.workspace);
+}
+
 /* Review mode's layer, its upper/ and work/ made 0700 where missing (a
- * layer left undelivered is continued). */
-static int review_layer(const struct sandbox *s, char **layer, struct umw_error **err)
+ * layer left undelivered is continued), and the agent's repository in it
+ * where the workspace is a repository (*agent: its path, else NULL). */
+static int review_layer(struct sandbox *s, char **layer, char **agent, struct umw_error **err)
 {
         int r = sandbox_layer_dir(s, layer, err);
         if (r < 0)
@@ -177,14 +195,28 @@ static int review_layer(const struct sandbox *s, char **layer, struct umw_error 
         }
         /* The merged root takes upper's mode: the workspace's, as on the host. */
         struct stat ws;
-        _cleanup_free_ char *upper = NULL;
-        _cleanup_close_ int fd = -1;
-        if (asprintf(&upper, "%s/upper", *layer) < 0)
+        _cleanup_close_ int ws_fd = open(s->project.workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int layer_fd =
+            open(*layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int upper =
+            layer_fd < 0 ? -1 : umw_open_beneath(layer_fd, "upper", O_RDONLY | O_DIRECTORY);
+        if (ws_fd < 0 || fstat(ws_fd, &ws) < 0)
+                return umw_fail_errno(err, "open workspace %s", s->project.workspace);
+        if (layer_fd < 0)
+                return umw_fail_errno(err, "review mode's layer %s", *layer);
+        if ((r = lock_layer(s, layer_fd, err)) < 0)
+                return r;
+        /* ...and belongs to whom the sandbox runs as (root's sudo caller). */
+        const struct identity *who = &s->project.who;
+        if (upper < 0 || fchmod(upper, ws.st_mode & 07777) < 0 ||
+            fchown(upper, who->uid, who->gid) < 0)
+                return umw_fail_sys(err, upper < 0 ? -upper : errno, "review mode's layer %s/upper",
+                                    *layer);
+        bool present;
+        if ((r = agent_repo_prepare(ws_fd, layer_fd, who->uid, who->gid, &present, err)) < 0)
+                return r;
+        if (present && asprintf(agent, "%s/%s", *layer, AGENT_REPO_DIR) < 0)
                 return umw_fail_sys(err, ENOMEM, "layer");
-        if (stat(s->project.workspace, &ws) < 0 ||
-            (fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-            fchmod(fd, ws.st_mode & 07777) < 0)
-                return umw_fail_errno(err, "review mode's layer %s", upper);
         return 0;
 }
 
@@ -217,13 +249,15 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         char ports[PORTS_TEXT_MAX];
         const char *kv[13];
         annotations(s, long_lived, grants, ports, kv);
-        _cleanup_free_ char *layer = NULL;
-        int r = o->review ? review_layer(s, &layer, err) : 0;
+        _cleanup_free_ char *layer = NULL, *agent = NULL;
+        s->view.review = o->workspace == WORKSPACE_POLICY ? !s->view.policy.workspace_direct
+                                                          : o->workspace == WORKSPACE_REVIEW;
+        int r = s->view.review ? review_layer(s, &layer, &agent, err) : 0;
         if (r < 0)
                 return r;
-        s->view.review = o->review;
         struct compose_input in = {
             .layer = layer,
+            .agent_repo = agent,
             .grants = &s->view.grants,
             .preset = &s->view.preset,
             .workspace = s->project.workspace,

@@ -15,19 +15,23 @@
 
 struct umw_error;
 
+/* --workspace: unset (the policy's mode: review unless it says direct),
+ * review, direct. */
+enum sandbox_workspace { WORKSPACE_POLICY, WORKSPACE_REVIEW, WORKSPACE_DIRECT };
+
 struct sandbox_opts {
         const char *project; /* -p DIR; NULL: the current directory */
         const char *preset;  /* --preset; NULL: the policy's */
         const char **grants; /* --grant PATH[:ro|:rw], n_grants of them */
         size_t n_grants;
-        const char *rootfs;      /* --rootfs; NULL: the host's / read-only */
-        bool review;             /* --workspace review: writes go to the layer */
-        char **args;             /* the command, NULL-terminated */
-        int preserve_fds;        /* fds 3..3+N-1 pass to the command (doctor --deep) */
-        bool json;               /* --json */
-        bool tty;                /* exec -t */
-        const char *cwd;         /* exec --cwd; NULL: the workspace */
-        const uint16_t *publish; /* up --publish PORT, n_publish of them */
+        const char *rootfs;               /* --rootfs; NULL: the host's / read-only */
+        enum sandbox_workspace workspace; /* review: writes go to the layer */
+        char **args;                      /* the command, NULL-terminated */
+        int preserve_fds;                 /* fds 3..3+N-1 pass to the command (doctor --deep) */
+        bool json;                        /* --json */
+        bool tty;                         /* exec -t */
+        const char *cwd;                  /* exec --cwd; NULL: the workspace */
+        const uint16_t *publish;          /* up --publish PORT, n_publish of them */
         size_t n_publish;
 };
 

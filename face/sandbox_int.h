@@ -97,11 +97,15 @@ struct sandbox {
         struct compose_fds fds;
         bool terminal;  /* run: the command gets a pty */
         bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_run.c) */
+        /* Review mode: LAYER/lock, flock'ed while this process starts or
+         * runs a sandbox on the layer (two overlays on one upper are
+         * undefined behaviour to overlayfs). */
+        int layer_lock;
 };
 
 #define SANDBOX_INIT                                                                               \
         {                                                                                          \
-                .project.audit_fd = -1                                                             \
+                .project.audit_fd = -1, .layer_lock = -1                                           \
         }
 
 /* ------------------------------------------------------------ the project

@@ -235,6 +235,28 @@ static int run_plain(struct sandbox *s, const struct runtime_opts *rt, const str
         return container_run(rt, &co, exit_status, err);
 }
 
+/* A review-mode run beside the project's long-lived sandbox would mount a
+ * second overlay on the layer that one writes (the layer's lock is held
+ * only while a start or a run is in progress). */
+static int refuse_beside_up(const struct sandbox *s, const struct runtime_opts *rt,
+                            const char *up_id, struct umw_error **err)
+{
+        _cleanup_free_ char *json = NULL;
+        _cleanup_error_ struct umw_error *absent = NULL;
+        yajl_val state = NULL;
+        if (!s->view.review || container_state(rt, up_id, &json, &absent) < 0 ||
+            umw_json_parse(json, "state", &state, &absent) < 0)
+                return 0;
+        bool stopped = strcmp(umw_json_member_str(state, "status", ""), "stopped") == 0;
+        yajl_tree_free(state);
+        if (stopped)
+                return 0;
+        return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                        "review mode: sandbox %s is up on %s's layer: run commands in it with "
+                        "umwelt-run sandbox exec -p %s -- CMD, or end it with sandbox down",
+                        up_id, s->project.workspace, s->project.workspace);
+}
+
 int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int *exit_status,
                 struct umw_error **err)
 {
@@ -243,12 +265,13 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
         if (r < 0)
                 return r;
         /* One-shot: its own id, so it runs next to the project's long-lived one. */
-        free(s.project.container_id);
+        _cleanup_free_ char *up_id = s.project.container_id;
         if (asprintf(&s.project.container_id, "umwelt-%s-run%d", s.project.id, getpid()) < 0) {
                 s.project.container_id = NULL;
                 return umw_fail_sys(err, ENOMEM, "sandbox id");
         }
-        if ((r = sandbox_compose(&s, o, false, err)) < 0)
+        if ((r = sandbox_compose(&s, o, false, err)) < 0 ||
+            (r = refuse_beside_up(&s, rt, up_id, err)) < 0)
                 return r;
         sandbox_audit_start(&s, o->args[0]);
         struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);

@@ -8,17 +8,16 @@
 #include "policy/seccomp_profile.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/fdio.h"
 #include "common/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Names a caller's variable may carry in whatever the project says: the
@@ -166,19 +165,6 @@ static int keep_fd(struct compose_fds *f, int fd, char src[static 32], struct um
         return 0;
 }
 
-/* name below dir_fd opened once, no symlink followed on the way or at its
- * end (a trailing one is opened itself, for the caller to refuse), never
- * above dir_fd: what is checked through the fd is what gets mounted. */
-static int open_beneath(int dir_fd, const char *name)
-{
-        struct open_how how = {
-            .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
-        return fd < 0 ? -errno : fd;
-}
-
 static void gen_bind(yajl_gen g, const char *path, const char *source, bool dir, bool ro,
                      bool idmap)
 {
@@ -263,7 +249,7 @@ static int open_grant(const struct grant *gr, char src[static 32], struct compos
                       struct umw_error **err)
 {
         _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        int fd = root < 0 ? -errno : open_beneath(root, gr->path + 1);
+        int fd = root < 0 ? -errno : umw_open_beneath(root, gr->path + 1, O_PATH);
         if (fd < 0)
                 return umw_fail_sys(err, -fd, "grant %s: open without following a link", gr->path);
         struct stat st;
@@ -324,7 +310,7 @@ static int entry_open(const struct ws *ws, const char *name, mode_t *type, int *
 {
         struct stat st;
         *type = 0;
-        *fd = open_beneath(ws->fd, name);
+        *fd = umw_open_beneath(ws->fd, name, O_PATH);
         if (*fd == -ENOENT) {
                 *fd = -1;
                 return 0;
@@ -401,6 +387,32 @@ static int protect_git(yajl_gen g, const struct ws *ws, struct umw_error **err)
         return protect_entry(g, ws, ".git/hooks", true, err);
 }
 
+/* The agent's repository over the overlay's .git (a mount point: it
+ * cannot be renamed away), and the host's objects read-only below it,
+ * both from fds opened here. */
+static int gen_agent_repo(yajl_gen g, const struct compose_input *in, int ws_fd,
+                          struct umw_error **err)
+{
+        char repo_src[32], objects_src[32];
+        int repo = open(in->agent_repo, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = repo < 0 ? umw_fail_errno(err, "open %s", in->agent_repo)
+                         : keep_fd(in->fds, repo, repo_src, err);
+        if (r < 0)
+                return r;
+        int objects = umw_open_beneath(ws_fd, ".git/objects", O_PATH | O_DIRECTORY);
+        r = objects < 0 ? umw_fail_sys(err, -objects, "open %s/.git/objects", in->workspace)
+                        : keep_fd(in->fds, objects, objects_src, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *git = NULL, *host_objects = NULL;
+        if (asprintf(&git, "%s/.git", in->workspace) < 0 ||
+            asprintf(&host_objects, "%s/.git/%s", in->workspace, AGENT_REPO_OBJECTS) < 0)
+                return umw_fail_sys(err, ENOMEM, "review mode");
+        gen_bind(g, git, repo_src, true, false, in->idmap_binds);
+        gen_bind(g, host_objects, objects_src, true, true, in->idmap_binds);
+        return 0;
+}
+
 /* Review mode: the workspace is an overlay, the project as its read-only
  * lower directory and the layer taking every write, so nothing the agent
  * writes there reaches the host's tree (rw grants below it stay direct:
@@ -429,6 +441,8 @@ static int gen_review_workspace(yajl_gen g, const struct compose_input *in, stru
         const char *const opts[] = {
             "nosuid", "nodev", lower, upper, work, in->idmap_binds ? "idmap" : "userxattr", NULL};
         gen_mount(g, in->workspace, "overlay", "overlay", opts);
+        if (in->agent_repo && (r = gen_agent_repo(g, in, fd, err)) < 0)
+                return r;
         return gen_grants(g, in, true, err);
 }
 

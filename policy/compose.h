@@ -30,6 +30,10 @@ struct compose_fds {
 
 void compose_fds_close(struct compose_fds *f);
 
+/* Below the agent's repository: the mount point of the host's objects,
+ * which its objects/info/alternates names. */
+#define AGENT_REPO_OBJECTS "host-objects"
+
 struct compose_input {
         const struct grant_list *grants; /* resolved, parents first */
         const struct preset *preset;     /* resolved and capped */
@@ -38,6 +42,10 @@ struct compose_input {
          * the workspace's overlay writes to (the project below it,
          * read-only); NULL: the workspace is bound in place. */
         const char *layer;
+        /* Review mode: the agent's own repository (face/agent_repo.h),
+         * bound at the workspace's .git, the host's .git/objects read-only
+         * at its AGENT_REPO_OBJECTS; NULL: none. */
+        const char *agent_repo;
         const char *rootfs;   /* "/" for the embedded default, or --rootfs DIR */
         const char *hostname; /* "umwelt-<project>" */
         uid_t uid;            /* identity inside: the invoking user's */

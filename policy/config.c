@@ -26,7 +26,13 @@
  *
  * A project may write an [ingress] table with ports = [N, ...]: at most
  * POLICY_INGRESS_PORTS_MAX distinct integers 1..65535, refused where the
- * floor says ingress = false. */
+ * floor says ingress = false.
+ *
+ * A [workspace] table's mode is "review" (the default: the agent's writes
+ * go to a layer of their own, delivered after review) or "direct" (in
+ * place). The user's config chooses; a project may keep review but not
+ * widen it to direct, which only the user's own config (or command line)
+ * may do. */
 #include "policy/config.h"
 #include "policy/paths.h"
 #include "policy/egress_rules.h"
@@ -384,6 +390,35 @@ static int set_preset(const struct loader *l, const struct toml_value *t, const 
         return l->c->preset ? 0 : umw_fail_sys(err, ENOMEM, "policy");
 }
 
+/* [workspace] mode = "review" | "direct"; narrow_only: a project's, which
+ * may not turn the user's review into direct. */
+static int load_workspace(struct loader *l, const struct toml_value *t, const char *file,
+                          bool narrow_only, struct umw_error **err)
+{
+        static const char *const keys[] = {"mode", NULL};
+        const struct toml_value *w = NULL, *mode = NULL;
+        int r = toml_get(t, "workspace", TOML_TABLE, file, &w, err);
+        if (r <= 0)
+                return r;
+        if ((r = toml_check_keys(w, keys, file, err)) < 0 ||
+            (r = toml_get(w, "mode", TOML_STRING, file, &mode, err)) <= 0)
+                return r;
+        bool direct = strcmp(mode->string, "direct") == 0;
+        char buf[80];
+        if (!direct && strcmp(mode->string, "review") != 0)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "%s:%u:%u: workspace.mode: expected \"review\" or \"direct\", "
+                                "found \"%s\"",
+                                file, mode->line, mode->column, printable(mode->string, buf));
+        if (direct && narrow_only && !l->c->workspace_direct)
+                return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
+                                "%s:%u:%u: workspace.mode: a project may not widen review mode "
+                                "to direct (only %s or --workspace direct may)",
+                                file, mode->line, mode->column, l->user_file);
+        l->c->workspace_direct = direct;
+        return 0;
+}
+
 /* A user root must exist and lie inside one of the floor's roots once
  * every symlink on the way is resolved; the resolved path is what is kept,
  * so a later grant is checked against what was checked here. */
@@ -427,7 +462,7 @@ static int user_roots(struct loader *l, const struct toml_value *a, char ***root
 
 static int load_user(struct loader *l, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant_roots", "preset", NULL};
+        static const char *const keys[] = {"grant_roots", "preset", "workspace", NULL};
         const char *file = l->user_file;
         _cleanup_toml_ struct toml_value *t = NULL;
         int r = layer_read(file, false, &t, err);
@@ -436,7 +471,8 @@ static int load_user(struct loader *l, struct umw_error **err)
         const struct toml_value *a = NULL;
         if ((r = toml_check_keys(t, keys, file, err)) < 0 ||
             (r = get_strings(t, "grant_roots", file, &a, err)) < 0 ||
-            (r = set_preset(l, t, file, err)) < 0)
+            (r = set_preset(l, t, file, err)) < 0 ||
+            (r = load_workspace(l, t, file, false, err)) < 0)
                 return r;
         if (!a)
                 return 0;
@@ -650,7 +686,8 @@ static int load_ingress(struct loader *l, const struct toml_value *t, struct umw
 
 static int load_project(struct loader *l, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant", "preset", "env", "egress", "ingress", NULL};
+        static const char *const keys[] = {"grant",   "preset",    "env", "egress",
+                                           "ingress", "workspace", NULL};
         const char *file = l->project_file;
         struct config_owned *own = l->c->owned;
         const struct policy_paths *p = l->paths;
@@ -663,7 +700,7 @@ static int load_project(struct loader *l, struct umw_error **err)
         const struct toml_value *t = own->project;
         if ((r = toml_check_keys(t, keys, file, err)) < 0 || (r = load_grants(l, t, err)) < 0 ||
             (r = set_preset(l, t, file, err)) < 0 || (r = load_env(l, t, err)) < 0 ||
-            (r = load_ingress(l, t, err)) < 0)
+            (r = load_ingress(l, t, err)) < 0 || (r = load_workspace(l, t, file, true, err)) < 0)
                 return r;
         return load_egress(l, t, err);
 }

@@ -55,7 +55,8 @@ struct policy_config {
         bool ingress_allowed;    /* the floor lets projects publish loopback ports */
         uint16_t *ingress_ports; /* the project's [ingress] ports, in file order */
         size_t n_ingress_ports;
-        void *owned; /* the parsed trees and strings the fields point into */
+        bool workspace_direct; /* [workspace] mode = "direct"; review otherwise */
+        void *owned;           /* the parsed trees and strings the fields point into */
 };
 
 /* home: the user's home directory (for ~ in the default never-granted list

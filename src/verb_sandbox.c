@@ -162,7 +162,7 @@ static int apply_option(int c, const char *arg, struct parsed *p, struct umw_err
                 if (strcmp(arg, "review") != 0 && strcmp(arg, "direct") != 0)
                         return opts_usage_error(err, "sandbox",
                                                 "--workspace %s: expected review or direct", arg);
-                o->review = arg[0] == 'r';
+                o->workspace = arg[0] == 'r' ? WORKSPACE_REVIEW : WORKSPACE_DIRECT;
                 return 0;
         case OPT_GRANT:
                 return add_grant(o, arg, err);

@@ -47,7 +47,7 @@ race() {
                 chown -R "$U:$G" "$proj" "$home"
                 run=(as_user env HOME="$home" XDG_STATE_HOME="$home/state" "$RT")
         fi
-        ("${run[@]}" sandbox run -p "$proj" -- python3 -c "$SWAP" "$home/secret" "$home/secretdir" \
+        ("${run[@]}" sandbox run -p "$proj" --workspace direct -- python3 -c "$SWAP" "$home/secret" "$home/secretdir" \
                 >"$T_TMP/agent-$who.log" 2>&1 </dev/null) &
         local agent=$!
         wait_file "$proj/started" 100
@@ -56,7 +56,7 @@ race() {
         # start and a refusal were seen: a start that wins the race is rare.
         while ((round < ROUNDS || ((started == 0 || refused == 0) && round < 4 * ROUNDS))); do
                 round=$((round + 1))
-                out=$("${run[@]}" sandbox run -p "$proj" -- /bin/sh -c \
+                out=$("${run[@]}" sandbox run -p "$proj" --workspace direct -- /bin/sh -c \
                         "cat .envrc .vscode/s $home/secret $home/secretdir/s 2>/dev/null; true" \
                         2>&1 </dev/null) && started=$((started + 1)) || refused=$((refused + 1))
                 [[ $out == *TOPSECRET* ]] && leaks=$((leaks + 1))

@@ -38,6 +38,9 @@ make_project() {
         git -C "$1" init -q
         git -C "$1" add -A
         git -C "$1" -c user.email=t@t -c user.name=t commit -qm base
+        git -C "$1" config remote.origin.url https://token@git.example/x
+        printf '#!/bin/sh\necho HOST-HOOK-RAN\n' >"$1/.git/hooks/pre-commit"
+        chmod +x "$1/.git/hooks/pre-commit"
 }
 
 # The agent's work, run in the review-mode sandbox's workspace.
@@ -47,10 +50,14 @@ printf "a\nB\nc\nd\n" >src/main.c
 rm gone.txt
 rm -rf olddir
 printf "one\ntwo\n" >new.txt
-mv .git .git.old
-git init -q
-printf "#!/bin/sh\ntouch \"$1/PLANTED-hook\"\n" >.git/hooks/pre-commit
-chmod +x .git/hooks/pre-commit
+mv .git .git.old 2>/dev/null && echo git-moved
+git remote -v
+git config --get core.hooksPath || true
+git -c user.email=a@a -c user.name=a commit -q --allow-empty -m agent-commit 2>&1
+mkdir -p .git/hooks .Git/hooks
+printf "#!/bin/sh\ntouch \"$1/PLANTED-hook\"\n" | tee .git/hooks/pre-commit >.Git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit .Git/hooks/pre-commit
+mkdir .git.old
 echo /tmp/planted >.git.old/commondir
 git init -q sub
 git -C sub config core.fsmonitor "touch $1/PLANTED-fsmonitor"
@@ -80,7 +87,7 @@ check_review() {
         want_bucket new.txt apply
         want_bucket gone.txt apply
         want_bucket olddir/x/z apply
-        want_bucket .git/hooks/pre-commit reject "a \.git part"
+        want_bucket .Git/hooks/pre-commit reject "a \.git part"
         want_bucket .git.old/commondir hold "git reads it"
         want_bucket sub hold "a nested repository"
         want_bucket sub/.git/config reject "a \.git part"
@@ -125,14 +132,21 @@ SUM=$(tree_sum "$proj")
 capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
         /bin/sh -c "$AGENT" sh "$T_TMP"
 t_eq "root: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+t_eq "root: .git cannot be moved aside; the agent's repository has no remote, hook or host output" \
+        "" "$T_OUT"
 t_match "... its start audited as review mode" '"event":"start",.*"workspace_mode":"review"' \
         "$(cat "$XDG_STATE_HOME"/umwelt/proj-*/audit.jsonl)"
 layer=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)/layer
+t_eq "... its baseline the host's HEAD when the layer began" \
+        "$(git -C "$proj" rev-parse HEAD)" "$(cat "$layer/baseline")"
+t_eq "... the agent's repository in it, with no remote and no hook of the host's" \
+        "none" "$(grep -rl 'git.example\|HOST-HOOK' "$layer/git" 2>/dev/null || echo none)"
 t_eq "... the layer in the state directory, upper 0$(stat -c %a "$proj")" "$(stat -c %a "$proj")" \
         "$(stat -c %a "$layer/upper")"
 capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
-        /bin/sh -c 'cat new.txt; test -e gone || echo gone-gone; git log --oneline | wc -l'
-t_eq "root: the next review-mode sandbox continues on the layer" "one two gone-gone 0" \
+        /bin/sh -c 'cat new.txt; test -e gone || echo gone-gone; git log --format=%s | tr "\n" ,'
+t_eq "root: the next review-mode sandbox continues on the layer and its repository" \
+        "one two gone-gone agent-commit,base," \
         "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 capture_split "$RT" deliver review -p "$proj" --json
 t_eq "root: deliver review --json" 0 "$T_RC" "$T_ERR"
@@ -152,6 +166,8 @@ USUM=$(tree_sum "$uproj")
 capture_split as_user "$RT" sandbox run -p "$uproj" --workspace review -- \
         /bin/sh -c "$AGENT" sh "$T_TMP"
 t_eq "user: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+t_eq "user: .git cannot be moved aside; the agent's repository has no remote, hook or host output" \
+        "" "$T_OUT"
 capture_split as_user "$RT" deliver review -p "$uproj" --json
 t_eq "user: deliver review --json" 0 "$T_RC" "$T_ERR"
 check_review user "$T_OUT"

@@ -43,10 +43,25 @@ t_match "no_new_privs and a seccomp filter" "NoNewPrivs: 1 Seccomp: 2" "$T_OUT"
 
 sbx -- /bin/sh -c "touch $proj/made && echo ws-ok; touch /usr/umwt-x 2>/dev/null || echo root-ro; touch /tmp/x && echo tmp-ok"
 t_eq "workspace writable, / read-only, /tmp writable" "ws-ok root-ro tmp-ok" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')"
-t_eq "a file made in the workspace is there on the host" yes "$([[ -e $proj/made ]] && echo yes)"
+t_eq "review mode by default: a file made in the workspace is not on the host" no \
+        "$([[ -e $proj/made ]] && echo yes || echo no)"
+sbx -- /bin/sh -c "cat $proj/made && echo seen"
+t_eq "... but the next sandbox sees it (the layer continues)" seen "$T_OUT" "$T_ERR"
+sbx --workspace direct -- /bin/sh -c "touch $proj/made-direct"
+t_eq "--workspace direct: a file made in the workspace is there on the host" yes \
+        "$([[ -e $proj/made-direct ]] && echo yes)" "$T_ERR"
+mkdir -p "$HOME/.config/umwelt"
+printf '[workspace]\nmode = "direct"\n' >"$HOME/.config/umwelt/config.toml"
+sbx -- /bin/sh -c "touch $proj/made-by-config"
+t_eq "[workspace] mode = \"direct\" in the user's config: in place" yes \
+        "$([[ -e $proj/made-by-config ]] && echo yes)" "$T_ERR"
+sbx --workspace review -- /bin/sh -c "touch $proj/made-review"
+t_eq "... and --workspace review overrides it for one start" no \
+        "$([[ -e $proj/made-review ]] && echo yes || echo no)" "$T_ERR"
+rm "$HOME/.config/umwelt/config.toml"
 t_eq "... and nothing leaked to the host's /usr" no "$([[ -e /usr/umwt-x ]] && echo yes || echo no)"
 
-sbx -- /bin/sh -c "echo x >> $proj/.git/config 2>/dev/null || echo cfg-ro; touch $proj/.git/hooks/pre-commit 2>/dev/null || echo hooks-ro; echo x >> $proj/.bashrc 2>/dev/null || echo rc-ro"
+sbx --workspace direct -- /bin/sh -c "echo x >> $proj/.git/config 2>/dev/null || echo cfg-ro; touch $proj/.git/hooks/pre-commit 2>/dev/null || echo hooks-ro; echo x >> $proj/.bashrc 2>/dev/null || echo rc-ro"
 t_eq ".git/config, .git/hooks and .bashrc are read-only" "cfg-ro hooks-ro rc-ro" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')"
 
 sbx -- /bin/sh -c 'env | grep -cE "TOKEN|SECRET|AWS_" ; hostname'
@@ -87,6 +102,13 @@ bad_policy() {
 bad_policy "unknown key in .umwelt.toml" 'presett = "dev"' '\.umwelt\.toml:1:1: .*presett'
 bad_policy "wrong type in .umwelt.toml" 'preset = 3' '\.umwelt\.toml:1:10: .*string'
 bad_policy "a float in .umwelt.toml" $'preset = "dev"\nx = 1.5' '\.umwelt\.toml:2:'
+bad_policy "a project widening review mode to direct" $'[workspace]\nmode = "direct"' \
+        '\.umwelt\.toml:2:8: workspace\.mode: a project may not widen review mode to direct.*'
+bad_policy "an unknown workspace mode" $'[workspace]\nmode = "copy"' \
+        '\.umwelt\.toml:2:8: workspace\.mode: expected "review" or "direct", found "copy"'
+sbx --workspace bogus -- true
+t_eq "--workspace bogus: exit 2, one line" "2 1" "$T_RC $(grep -c . <<<"$T_ERR")" "$T_ERR"
+t_match "... naming what is expected" '.*--workspace bogus: expected review or direct.*' "$T_ERR"
 # A grant is resolved at the start, against the file system as it is then.
 printf '[[grant]]\npath = "/etc"\n' >"$proj/.umwelt.toml"
 "$RT" policy accept -p "$proj" >/dev/null

@@ -458,12 +458,43 @@ Test(policy_config, user_root_bad_paths)
 Test(policy_config, user_unknown_key_and_wrong_type)
 {
         write_file(user_path, "preset = \"dev\"\n[grant]\npath = \"/srv\"\n");
-        load_fails("@/user.toml:2:1: unknown key 'grant': expected one of grant_roots, preset");
+        load_fails("@/user.toml:2:1: unknown key 'grant': expected one of grant_roots, preset, "
+                   "workspace");
         write_file(user_path, "\npreset = 3\n");
         load_fails("@/user.toml:2:10: 'preset': expected a string, found an integer");
         write_file(user_path, "preset = \"fast\"\n");
         load_fails("@/user.toml:1:10: 'preset': expected one of review, dev, build, auto, found "
                    "'fast'");
+}
+
+Test(policy_config, workspace_mode_review_by_default_direct_only_by_the_user)
+{
+        struct policy_config c = {0};
+        load_ok(&c);
+        cr_assert_not(c.workspace_direct, "review is the default");
+        policy_config_free(&c);
+        write_file(user_path, "[workspace]\nmode = \"direct\"\n");
+        write_file(project_path, "[workspace]\nmode = \"direct\"\n");
+        c = (struct policy_config){0};
+        load_ok(&c);
+        cr_assert(c.workspace_direct, "the user's direct, the project agreeing");
+        policy_config_free(&c);
+        write_file(project_path, "[workspace]\nmode = \"review\"\n");
+        c = (struct policy_config){0};
+        load_ok(&c);
+        cr_assert_not(c.workspace_direct, "a project may narrow direct to review");
+        policy_config_free(&c);
+        write_file(user_path, "");
+        write_file(project_path, "\n[workspace]\nmode = \"direct\"\n");
+        load_fails("@/project.toml:3:8: workspace.mode: a project may not widen review mode to "
+                   "direct (only @/user.toml or --workspace direct may)");
+        write_file(project_path, "[workspace]\nmode = \"overlay\"\n");
+        load_fails("@/project.toml:2:8: workspace.mode: expected \"review\" or \"direct\", found "
+                   "\"overlay\"");
+        write_file(user_path, "[workspace]\nmode = true\n");
+        load_fails("@/user.toml:2:8: 'mode': expected a string, found a boolean");
+        write_file(user_path, "[workspace]\nmodes = \"direct\"\n");
+        load_fails("@/user.toml:2:1: unknown key 'modes': expected one of mode");
 }
 
 Test(policy_config, user_preset_must_be_allowed_by_the_floor)
