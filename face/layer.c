@@ -270,16 +270,18 @@ static int dir_change(struct walk *w, size_t len, int upper, int lower, const ch
                 return 0;
         }
         struct stat git;
-        if (fstatat(sub, ".git", &git, AT_SYMLINK_NOFOLLOW) == 0) {
+        bool nested = fstatat(sub, ".git", &git, AT_SYMLINK_NOFOLLOW) == 0;
+        if (nested) { /* one change at its path, whatever lower had there */
                 struct layer_change *ch =
                     add_change(w, len, base ? LAYER_MODIFIED : LAYER_ADDED, w->err);
                 if (!ch)
                         return -1;
                 ch->entry.mode = S_IFDIR | 0755;
+                ch->entry.base_mode = base ? base->st_mode : 0;
                 ch->entry.nested_repo = true;
         }
         bool dir_below = base && S_ISDIR(base->st_mode);
-        if (base && !dir_below) { /* a file or link became a directory */
+        if (base && !dir_below && !nested) { /* a file or link became a directory */
                 struct layer_change *ch = add_change(w, len, LAYER_DELETED, w->err);
                 if (!ch)
                         return -1;

@@ -416,17 +416,19 @@ static int gen_agent_repo(yajl_gen g, const struct compose_input *in, int ws_fd,
 /* Review mode: the workspace is an overlay, the project as its read-only
  * lower directory and the layer taking every write, so nothing the agent
  * writes there reaches the host's tree (rw grants below it stay direct:
- * they are mounted after it). Root's overlay has its layers idmapped by
- * the runtime, named by fd; a user's is made in the sandbox's user
- * namespace from the paths, which overlayfs's options cannot quote. */
+ * they are mounted after it). The project is named by the fd opened here:
+ * root's overlay has its layers idmapped by the runtime, a user's is made
+ * in the sandbox's user namespace, on the same directory reached again
+ * there (runtime/mount_overlay.c). The layer, in umwelt's state directory,
+ * is named by its path, which overlayfs's options cannot quote. */
 static int gen_review_workspace(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
-        for (const char *p = in->workspace; *p; p++)
+        for (const char *p = in->layer; *p; p++)
                 if (*p == ',' || *p == ':' || *p == '\\')
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "review mode: the workspace %s has a ',', ':' or '\\' in "
+                                        "review mode: the layer %s has a ',', ':' or '\\' in "
                                         "its path, which an overlay cannot name (use direct mode)",
-                                        in->workspace);
+                                        in->layer);
         char src[32];
         int fd = open(in->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         int r = fd < 0 ? umw_fail_errno(err, "open workspace %s", in->workspace)
@@ -434,7 +436,7 @@ static int gen_review_workspace(yajl_gen g, const struct compose_input *in, stru
         if (r < 0)
                 return r;
         _cleanup_free_ char *lower = NULL, *upper = NULL, *work = NULL;
-        if (asprintf(&lower, "lowerdir=%s", in->idmap_binds ? src : in->workspace) < 0 ||
+        if (asprintf(&lower, "lowerdir=%s", src) < 0 ||
             asprintf(&upper, "upperdir=%s/upper", in->layer) < 0 ||
             asprintf(&work, "workdir=%s/work", in->layer) < 0)
                 return umw_fail_sys(err, ENOMEM, "review mode");

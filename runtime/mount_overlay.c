@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,44 @@ static int parse_dirs(const struct spec_mount *m, const char *data, struct overl
                                 m->destination);
         d->upper_name = strrchr(d->upper, '/') + 1;
         d->work_name = strrchr(d->work, '/') + 1;
+        return 0;
+}
+
+/* Reached again by the path the fd has, no link followed on the way, and
+ * refused unless it is the very directory the fd holds: a rename between
+ * the two looks must not choose what the sandbox sees as its workspace. */
+int mounts_overlay_layer_here(const char *value, int *fd, char here[static 32],
+                              struct umw_error **err)
+{
+        int n, len = 0;
+        *fd = -1;
+        if (sscanf(value, "/proc/self/fd/%d%n", &n, &len) != 1 || value[len] || n < 0)
+                return 0;
+        char path[PATH_MAX];
+        ssize_t l = readlink(value, path, sizeof(path) - 1);
+        if (l < 0)
+                return umw_fail_errno(err, "overlay layer %s", value);
+        path[l] = '\0';
+        _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int dir = root < 0 || path[0] != '/'
+                      ? -ENOENT
+                      : umw_open_beneath(root, path + 1, O_PATH | O_DIRECTORY);
+        struct stat want, got;
+        if (dir < 0)
+                return umw_fail_sys(err, -dir, "overlay layer %s: reach %s here", value, path);
+        if (fstat(n, &want) < 0 || fstat(dir, &got) < 0) {
+                close(dir);
+                return umw_fail_errno(err, "overlay layer %s", value);
+        }
+        if (want.st_dev != got.st_dev || want.st_ino != got.st_ino) {
+                close(dir);
+                return umw_fail(err, UMW_EXIT_FAILURE, ESTALE,
+                                "overlay layer %s: %s is another directory now (renamed "
+                                "while the sandbox started)",
+                                value, path);
+        }
+        snprintf(here, 32, "/proc/self/fd/%d", dir);
+        *fd = dir;
         return 0;
 }
 

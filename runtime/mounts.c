@@ -190,7 +190,14 @@ static int fs_config_data(int fs, const char *type, const char *data, bool in_us
                 int r;
                 if (eq) {
                         *eq = '\0';
-                        r = fsconfig(fs, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+                        _cleanup_close_ int layer = -1;
+                        char here[32];
+                        const char *value = eq + 1;
+                        /* overlayfs looks the layer up here, at fsconfig. */
+                        if (strcmp(type, "overlay") == 0 && strcmp(opt, "lowerdir") == 0 &&
+                            (r = mounts_overlay_layer_here(value, &layer, here, err)) < 0)
+                                return r;
+                        r = fsconfig(fs, FSCONFIG_SET_STRING, opt, layer >= 0 ? here : value, 0);
                 } else {
                         r = fsconfig(fs, FSCONFIG_SET_FLAG, opt, NULL, 0);
                 }

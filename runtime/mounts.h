@@ -79,6 +79,14 @@ int mounts_clone_bind(const struct spec_mount *m, struct umw_error **err);
 int mounts_overlay_tree(const struct spec_mount *m, const char *data, int userns_fd,
                         struct umw_error **err);
 
+/* An overlay layer given as /proc/self/fd/N (opened by umwelt-run in the
+ * host's mount namespace) as the same directory in this one, where a
+ * rootless overlay is created: overlayfs takes its layers only from the
+ * creator's own mount namespace. *fd: the directory here (-1, and value
+ * left as it is, when it is no such name), here: its /proc/self/fd name. */
+int mounts_overlay_layer_here(const char *value, int *fd, char here[static 32],
+                              struct umw_error **err);
+
 /* Path resolution inside a root, shared with devices.c and rootfs.c. */
 
 /* openat2(root_fd, path, flags | O_CLOEXEC) with RESOLVE_IN_ROOT |

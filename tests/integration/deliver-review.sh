@@ -173,4 +173,16 @@ t_eq "user: deliver review --json" 0 "$T_RC" "$T_ERR"
 check_review user "$T_OUT"
 host_untouched user "$uproj" "$USUM"
 
+# The user's overlay is made in the sandbox's mount namespace on the
+# project's directory as umwelt-run opened it, not on a path: any name will
+# do, a comma in it too.
+cproj="$T_TMP/with,comma"
+make_project "$cproj"
+chown -R "$U:$G" "$cproj"
+capture_split as_user "$RT" sandbox run -p "$cproj" -- /bin/sh -c 'cat src/main.c; echo n >n.txt'
+t_eq "user: review mode on a workspace whose path has a comma" "a b c" \
+        "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
+t_eq "... its write in the layer, not the host's tree" "no" \
+        "$([[ -e $cproj/n.txt ]] && echo yes || echo no)"
+
 t_done

@@ -135,6 +135,17 @@ usbx() { uumw sandbox "$@"; }
 raccept() { rumw policy accept -p "$1" >/dev/null || t_fail "root: accept $1's policy"; }
 uaccept() { uumw policy accept -p "$1" >/dev/null || t_fail "user: accept $1's policy"; }
 mkdir -p "$T_TMP/rhome"
+# These tests talk with the sandbox through files in its workspace (go,
+# ready, logs), which review mode's overlay keeps apart in both directions:
+# both users' config puts the workspace in place (what egress does is the
+# same in either mode).
+direct_mode() {
+        mkdir -p "$1/.config/umwelt"
+        printf '[workspace]\nmode = "direct"\n' >"$1/.config/umwelt/config.toml"
+}
+direct_mode "$T_TMP/rhome"
+direct_mode "$XDG"
+chown -R "$U:$G" "$XDG/.config"
 
 # ------------------------------------------------------------- sandbox run
 
