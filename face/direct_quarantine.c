@@ -119,8 +119,11 @@ static const char *move_one(int ws, int batch, const struct direct_item *it, boo
                 }
                 return "its directory cannot be reached without a link or another filesystem";
         }
-        if (st.st_dev != it->dev || st.st_ino != it->ino || st.st_ctim.tv_sec != it->ctime.tv_sec ||
-            st.st_ctim.tv_nsec != it->ctime.tv_nsec)
+        /* A directory (a planted .git) by its inode alone: its ctime moves
+         * with every entry made in it, host git's own index.lock too. */
+        bool same_ctime =
+            st.st_ctim.tv_sec == it->ctime.tv_sec && st.st_ctim.tv_nsec == it->ctime.tv_nsec;
+        if (st.st_dev != it->dev || st.st_ino != it->ino || (!S_ISDIR(st.st_mode) && !same_ctime))
                 return "it changed since the report (run a sandbox again for a new one)";
         _cleanup_close_ int to = make_parents(batch, it->path, dlen);
         if (to < 0)
