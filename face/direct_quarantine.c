@@ -13,6 +13,7 @@
 #include "face/sandbox_int.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/fdio.h"
 #include "common/utf8.h"
 
 #include <errno.h>
@@ -175,38 +176,48 @@ static void quarantine_item(struct batch *b, const struct direct_item *it)
         b->moved++;
 }
 
-/* The report's entries moved; what is left stays reported, the rest of the
- * report goes with the batch as its record. */
+static void batch_release(struct batch *b)
+{
+        umw_close_fdp(&b->ws);
+        umw_close_fdp(&b->fd);
+        direct_found_free(&b->left);
+}
+#define _cleanup_batch_ __attribute__((cleanup(batch_release)))
+
+/* The report after the moves: what is left stays reported (with the
+ * report's start), else the report goes with the batch as its record. */
+static int settle_report(struct batch *b, int state_fd, struct umw_error **err)
+{
+        if (b->left.n)
+                return direct_report_write(b->s, state_fd, &b->left, err);
+        if (renameat(state_fd, DIRECT_REPORT_FILE, b->fd, DIRECT_REPORT_FILE) < 0)
+                return umw_fail_errno(err, "move %s into %s/%u", DIRECT_REPORT_FILE, QUARANTINE_DIR,
+                                      b->n);
+        return 0;
+}
+
 static int quarantine(struct sandbox *s, int state_fd, struct direct_found *f,
                       struct umw_error **err)
 {
-        struct batch b = {.s = s, .ws = -1, .fd = -1, .left = {.since = f->since}};
-        int r;
+        _cleanup_batch_ struct batch b = {.s = s, .ws = -1, .fd = -1, .left = {.since = f->since}};
         b.ws = open(s->project.workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (b.ws < 0)
-                r = umw_fail_errno(err, "open the workspace %s", s->project.workspace);
-        else if ((r = new_batch(state_fd, &b.n, &b.fd, err)) == 0) {
-                for (size_t i = 0; i < f->n; i++)
-                        quarantine_item(&b, &f->v[i]);
-                r = b.left.n ? direct_report_write(s, state_fd, &b.left, err)
-                             : renameat(state_fd, DIRECT_REPORT_FILE, b.fd, DIRECT_REPORT_FILE);
-                if (r < 0 && !*err)
-                        r = umw_fail_errno(err, "move %s into the quarantine", DIRECT_REPORT_FILE);
-        }
-        if (r == 0)
-                printf("%zu moved to %s/%u in umwelt's state directory, %zu gone already, %zu "
-                       "left\n",
-                       b.moved, QUARANTINE_DIR, b.n, b.gone, b.left.n);
-        if (r == 0 && b.left.n)
-                r = umw_fail(err, UMW_EXIT_STATE, EBUSY,
-                             "deliver quarantine: %zu entr%s left in place (above), still reported",
-                             b.left.n, b.left.n == 1 ? "y" : "ies");
-        if (b.ws >= 0)
-                close(b.ws);
-        if (b.fd >= 0)
-                close(b.fd);
-        direct_found_free(&b.left);
-        return r;
+                return umw_fail_errno(err, "open the workspace %s", s->project.workspace);
+        int r = new_batch(state_fd, &b.n, &b.fd, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < f->n; i++)
+                quarantine_item(&b, &f->v[i]);
+        if ((r = settle_report(&b, state_fd, err)) < 0)
+                return r;
+        printf("%zu moved to %s/%u in umwelt's state directory, %zu gone already, %zu left\n",
+               b.moved, QUARANTINE_DIR, b.n, b.gone, b.left.n);
+        if (b.left.n)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "deliver quarantine: %zu entr%s left in place (above), still "
+                                "reported",
+                                b.left.n, b.left.n == 1 ? "y" : "ies");
+        return 0;
 }
 
 int sandbox_deliver_quarantine(const char *project, struct umw_error **err)

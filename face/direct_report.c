@@ -181,34 +181,36 @@ static bool subtree_new(struct dwalk *w, int dfd, const char *name, const struct
         return false;
 }
 
-static int walk_dir(struct dwalk *w, DIR *d, size_t len, int depth, bool inherited);
+static void walk_dir(struct dwalk *w, DIR *d, size_t len, int depth, bool inherited);
 
 /* One entry of the directory dfd at w->path (len bytes); inherited: a
  * directory above it (below the workspace's root) changed. */
-static int walk_entry(struct dwalk *w, int dfd, size_t len, const char *name, int depth,
-                      bool inherited)
+static void walk_entry(struct dwalk *w, int dfd, size_t len, const char *name, int depth,
+                       bool inherited)
 {
         struct stat st;
         /* Gone since listed, or on another filesystem: nothing of this
          * workspace's to report. */
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != w->dev)
-                return 0;
+                return;
         /* The workspace's own .git was bound read-only for the whole run
          * (or covered, when absent): the agent cannot have changed it. */
         if (depth == 0 && strcmp(name, ".git") == 0)
-                return 0;
+                return;
         size_t n = join(w, len, name);
         if (!n)
-                return 0;
+                return;
         bool own = is_new(w->out, &st), changed = own || inherited;
         if (delivery_part_is_dotgit(name, strlen(name))) {
                 if (changed || (S_ISDIR(st.st_mode) && subtree_new(w, dfd, name, &st, depth + 1)))
                         direct_found_add(w->out, w->path, n, git_reason, &st);
-                return 0;
+                return;
         }
         if (S_ISDIR(st.st_mode)) {
                 _cleanup_closedir_ DIR *d = open_dir(dfd, name, &st);
-                return d ? walk_dir(w, d, n, depth + 1, changed) : 0;
+                if (d)
+                        walk_dir(w, d, n, depth + 1, changed);
+                return;
         }
         struct delivery_entry e = {.path = w->path, .len = n, .mode = st.st_mode};
         const char *why = changed ? delivery_held_by_name(NULL, &e) : NULL;
@@ -216,19 +218,17 @@ static int walk_entry(struct dwalk *w, int dfd, size_t len, const char *name, in
                 why = exec_reason;
         if (why)
                 direct_found_add(w->out, w->path, n, why, &st);
-        return 0;
 }
 
-static int walk_dir(struct dwalk *w, DIR *d, size_t len, int depth, bool inherited)
+static void walk_dir(struct dwalk *w, DIR *d, size_t len, int depth, bool inherited)
 {
         if (depth > DIRECT_DEPTH_MAX) {
                 w->out->cut = "deeper than 256 directories";
-                return 0;
+                return;
         }
         struct dirent *e;
         while (!w->out->cut && (e = next_entry(w, d)))
                 walk_entry(w, dirfd(d), len, e->d_name, depth, inherited);
-        return 0;
 }
 
 static int by_path(const void *a, const void *b)

@@ -135,6 +135,30 @@ t_match "... saying why" ".*left \.envrc: it changed since the report.*" "$T_ERR
 t_eq "... and stays reported" ".envrc" "$(report_paths "$state/direct-report.json" | cut -f1)"
 rm -f "$proj/.envrc" "$state/direct-report.json"
 
+# A directory on the way swapped for a link after the report: left.
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c 'mkdir -p a && echo x >a/.envrc'
+t_match "root: a/.envrc reported" ".*direct mode: a/\.envrc: direnv.*" "$T_ERR"
+mv "$proj/a" "$proj/a2" && ln -s a2 "$proj/a"
+capture_split "$RT" deliver quarantine -p "$proj"
+t_eq "root: a link on the way: left, exit 6" 6 "$T_RC" "$T_ERR"
+t_match "... saying why" ".*left a/\.envrc: its directory cannot be reached without a link.*" "$T_ERR"
+t_eq "... the file behind the link untouched" x "$(cat "$proj/a2/.envrc")"
+rm -rf "$proj/a" "$proj/a2" "$state/direct-report.json"
+
+# The state directory on another filesystem: a rename cannot move it.
+xstate=$T_TMP/xstate
+mkdir -p "$xstate" && mount -t tmpfs -o size=1m tmpfs "$xstate"
+XDG_STATE_HOME=$xstate capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- \
+        /bin/sh -c 'echo x >.envrc'
+XDG_STATE_HOME=$xstate capture_split "$RT" deliver quarantine -p "$proj"
+t_eq "root: state on another filesystem: left, exit 6" 6 "$T_RC" "$T_ERR"
+t_match "... in one line saying so" \
+        ".*left \.envrc: the state directory is on another filesystem than the workspace: move it by hand.*" \
+        "$T_ERR"
+t_eq "... .envrc still in the workspace" x "$(cat "$proj/.envrc")"
+umount "$xstate"
+rm -f "$proj/.envrc"
+
 # up and down: the report comes at down.
 capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj"
 t_eq "root: sandbox up" 0 "$T_RC" "$T_ERR"
