@@ -487,15 +487,17 @@ void direct_report_end(struct sandbox *s, const struct timespec *since)
 
 int direct_up_begins(struct sandbox *s, struct umw_error **err)
 {
+        if (s->view.review)
+                return 0;
         _cleanup_close_ int state_fd = -1;
         int r = direct_state_open(s, &state_fd, err);
         if (r < 0)
                 return r;
-        if (s->view.review) {
-                if (unlinkat(state_fd, DIRECT_START_FILE, 0) < 0 && errno != ENOENT)
-                        return umw_fail_errno(err, "remove %s", DIRECT_START_FILE);
+        /* A start no down reported (the sandbox was gc'd, or umwelt-run
+         * killed) is kept: the next down's report reaches back to it. */
+        struct stat st;
+        if (fstatat(state_fd, DIRECT_START_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 return 0;
-        }
         struct timespec now;
         direct_now(&now);
         char text[48];

@@ -27,16 +27,17 @@ struct umw_error;
 /* Now, in the clock the kernel stamps ctime with (the coarse one): a change
  * made after this call has a ctime at or after it. */
 void direct_now(struct timespec *t);
-/* up: in direct mode records the start (DIRECT_START_FILE, 0600); in review
- * mode removes a record an earlier direct-mode up left. */
+/* up in direct mode: records the start (DIRECT_START_FILE, 0600), unless a
+ * start no down reported is there already (it is kept). Review mode:
+ * nothing. */
 int direct_up_begins(struct sandbox *s, struct umw_error **err);
 /* The end of a direct-mode run: the report of what changed since since
  * (and since an earlier report not yet quarantined), on stderr, in the
  * report file and the audit log. A failure is a warning: the run's own
  * status stands. */
 void direct_report_end(struct sandbox *s, const struct timespec *since);
-/* down: the same, since the start up recorded; the record goes. Nothing
- * when up recorded none (review mode). */
+/* down: the same, since the start up recorded (whatever mode this up
+ * was in); the record goes. Nothing when there is none. */
 void direct_report_down(struct sandbox *s);
 /* deliver quarantine: each reported entry, still the inode reported (dev,
  * ino, ctime), moved into STATE/PROJECT-ID/quarantine/N/ at its relative
