@@ -37,6 +37,8 @@
 static const char git_reason[] =
     "a .git (in a spelling some filesystem folds to it): host git reads its config and runs its "
     "hooks";
+static const char unread_reason[] =
+    "a directory that changed and cannot be read: what it holds was not looked at";
 static const char exec_reason[] = "a new or changed executable: what the host may run";
 
 void direct_now(struct timespec *t)
@@ -207,9 +209,16 @@ static void walk_entry(struct dwalk *w, int dfd, size_t len, const char *name, i
                 return;
         }
         if (S_ISDIR(st.st_mode)) {
-                _cleanup_closedir_ DIR *d = open_dir(dfd, name, &st);
+                /* One the walker cannot list or search: the agent (the same
+                 * user, no capability) could write there only where it was
+                 * so already, and an entry made or a chmod moves its ctime. */
+                bool whole =
+                    faccessat(dfd, name, R_OK | X_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) == 0;
+                _cleanup_closedir_ DIR *d = whole ? open_dir(dfd, name, &st) : NULL;
                 if (d)
                         walk_dir(w, d, n, depth + 1, changed);
+                else if (changed)
+                        direct_found_add(w->out, w->path, n, unread_reason, &st);
                 return;
         }
         struct delivery_entry e = {.path = w->path, .len = n, .mode = st.st_mode};

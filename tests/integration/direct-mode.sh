@@ -202,4 +202,11 @@ t_eq "... the plants are gone from the workspace" "" \
 as_user /bin/sh -c "cd '$uproj/sub' && git status; cd '$uproj' && git status" >/dev/null 2>&1
 t_eq "user: host git then runs no planted fsmonitor" "" "$(ls "$umark")"
 
+# A directory the user's walk cannot list, made so by the agent.
+capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c 'mkdir hid && echo x >hid/.envrc && chmod 300 hid'
+t_match "user: a directory made unreadable is reported itself" \
+        ".*direct mode: hid: a directory that changed and cannot be read.*" "$T_ERR"
+capture_split as_user "$RT" deliver quarantine -p "$uproj"
+t_eq "user: ... and quarantined whole" "0 absent" "$T_RC $(test -e "$uproj/hid" && echo present || echo absent)" "$T_ERR"
+
 t_done
