@@ -268,7 +268,8 @@ static int walk_workspace(const struct sandbox *s, struct direct_found *f, struc
                 return umw_fail_sys(err, ENOMEM, "direct mode: the walk");
         *w = (struct dwalk){.out = f, .dev = st.st_dev};
         walk_dir(w, d, 0, 0, false);
-        qsort(f->v, f->n, sizeof(*f->v), by_path);
+        if (f->n)
+                qsort(f->v, f->n, sizeof(*f->v), by_path);
         return 0;
 }
 
