@@ -103,6 +103,15 @@ static int new_batch(int state_fd, unsigned *n, int *fd, struct umw_error **err)
         return umw_fail(err, UMW_EXIT_FAILURE, ENOSPC, "%s: no free batch number", QUARANTINE_DIR);
 }
 
+/* base in the directory from (-errno: it could not be opened) looked at,
+ * no link followed: 0 or -errno. */
+static int look(int from, const char *base, struct stat *st)
+{
+        if (from < 0)
+                return from;
+        return fstatat(from, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
 /* Why it was left in place, or NULL when it moved (or was gone already:
  * *gone). */
 static const char *move_one(int ws, int batch, const struct direct_item *it, bool *gone)
@@ -113,13 +122,15 @@ static const char *move_one(int ws, int batch, const struct direct_item *it, boo
         *gone = false;
         _cleanup_close_ int from = open_parent(ws, it->path, dlen);
         struct stat st;
-        if (from < 0 || fstatat(from, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                if (from == -ENOENT || errno == ENOENT) {
-                        *gone = true;
-                        return NULL;
-                }
-                return "its directory cannot be reached without a link or another filesystem";
+        int found = look(from, base, &st);
+        if (found == -ENOENT) {
+                *gone = true;
+                return NULL;
         }
+        if (from < 0)
+                return "its directory cannot be reached without a link or another filesystem";
+        if (found < 0)
+                return "it cannot be looked at";
         /* A directory (a planted .git) by its inode alone: its ctime moves
          * with every entry made in it, host git's own index.lock too. */
         bool same_ctime =
