@@ -1,5 +1,6 @@
-/* What direct_report.c and direct_quarantine.c share: the entries of a
- * report, its file, the project's state directory. */
+/* What direct mode's files share: the entries of a report
+ * (direct_walk.c finds them), its file and the project's state directory
+ * (direct_file.c), for direct_report.c and direct_quarantine.c. */
 #ifndef UMW_DIRECT_INT_H
 #define UMW_DIRECT_INT_H
 
@@ -37,6 +38,9 @@ void direct_found_free(struct direct_found *f);
  * (f->cut says which). */
 bool direct_found_add(struct direct_found *f, const char *path, size_t len, const char *reason,
                       const struct stat *st);
+/* The workspace walked for what changed since f->since (direct_walk.c):
+ * sorted by path; a bound that stopped the walk in f->cut. */
+int direct_walk(const char *workspace, struct direct_found *f, struct umw_error **err);
 /* The project's state directory, opened (O_DIRECTORY, no link followed). */
 int direct_state_open(const struct sandbox *s, int *fd, struct umw_error **err);
 /* The report in state_fd, parsed into f (f->tree owns the reasons); *none
