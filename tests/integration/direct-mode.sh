@@ -125,6 +125,17 @@ t_eq "root: host git then runs no planted fsmonitor" "" "$(ls "$T_TMP" | grep PL
 capture_split "$RT" deliver quarantine -p "$proj"
 t_eq "root: a second quarantine: no report, exit 4" 4 "$T_RC" "$T_ERR"
 
+# Bad input: one line, its exit code, nothing made.
+capture_split "$RT" deliver quarantine -p "$T_TMP/nonexistent"
+t_eq "no such project: exit 2" 2 "$T_RC" "$T_ERR"
+t_eq "... one line" 1 "$(wc -l <<<"$T_ERR")" "$T_ERR"
+echo '{"since_sec": 1, "entries": [' >"$state/direct-report.json"
+capture_split "$RT" deliver quarantine -p "$proj"
+t_eq "a report that does not parse: exit 3" 3 "$T_RC" "$T_ERR"
+t_eq "... one line" 1 "$(wc -l <<<"$T_ERR")" "$T_ERR"
+t_eq "... no batch made" 1 "$(ls "$state/quarantine" | wc -l)"
+rm -f "$state/direct-report.json"
+
 # A planted file that changed after the report is left in place.
 capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c 'echo x >.envrc'
 t_match "root: .envrc reported again" ".*direct mode: \.envrc: direnv.*" "$T_ERR"
