@@ -125,6 +125,13 @@ t_eq "root: host git then runs no planted fsmonitor" "" "$(ls "$T_TMP" | grep PL
 capture_split "$RT" deliver quarantine -p "$proj"
 t_eq "root: a second quarantine: no report, exit 4" 4 "$T_RC" "$T_ERR"
 
+# A bound that stops the walk says so.
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c \
+        'mkdir -p "$(printf "d/%.0s" $(seq 300))"'
+t_match "root: a walk cut by its depth bound says so" \
+        ".*direct mode: the walk of $proj stopped early \(deeper than 256 directories\).*" "$T_ERR"
+rm -rf "$proj/d" "$state/direct-report.json"
+
 # Bad input: one line, its exit code, nothing made.
 capture_split "$RT" deliver quarantine -p "$T_TMP/nonexistent"
 t_eq "no such project: exit 2" 2 "$T_RC" "$T_ERR"
