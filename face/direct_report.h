@@ -36,7 +36,7 @@ int direct_up_begins(struct sandbox *s, struct umw_error **err);
  * report file and the audit log. A failure is a warning: the run's own
  * status stands. */
 void direct_report_end(struct sandbox *s, const struct timespec *since);
-/* down: the same, since the start up recorded (whatever mode this up
+/* down (and gc's): the same, since the start up recorded (whatever mode this up
  * was in); the record goes. Nothing when there is none. */
 void direct_report_down(struct sandbox *s);
 /* deliver quarantine: each reported entry, still the inode reported (dev,

@@ -572,6 +572,7 @@ static void gc_record(struct gc *gc, const struct life *l, const char *reason, l
             sandbox_open_audit(&s, &no_log) < 0)
                 umw_warn("%s: no audit line for this gc: %s", l->workspace, no_log->msg);
         audit_stop(&s, l->id, reason);
+        direct_report_down(&s);
         sandbox_release(&s);
         gc->removed++;
         if (!gc->json) {

@@ -188,6 +188,16 @@ t_match "... reports .bashrc" ".*direct mode: \.bashrc: a shell runs it.*" "$T_E
 t_eq "... in the report" ".bashrc" "$(report_paths "$state/direct-report.json" | cut -f1)"
 t_eq "... the start record gone" "" "$(ls "$state" | grep direct-start)"
 
+# gc --idle downs it: the same report.
+rm -f "$state/direct-report.json"
+capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj"
+capture_split "$RT" --root "$T_ROOT" sandbox exec -p "$proj" -- /bin/sh -c 'echo x >.zshrc'
+capture_split "$RT" --root "$T_ROOT" sandbox gc --idle 0s
+t_eq "root: sandbox gc --idle 0s" 0 "$T_RC" "$T_ERR"
+t_match "... reports .zshrc" ".*direct mode: \.zshrc: a shell runs it.*" "$T_ERR"
+t_eq "... the start record gone" "" "$(ls "$state" | grep direct-start)"
+rm -f "$proj/.zshrc" "$state/direct-report.json"
+
 # ------------------------------------------------------------- the user
 uproj=$T_TMP/uproj
 make_project "$uproj"
