@@ -237,4 +237,12 @@ t_match "user: a directory made unreadable is reported itself" \
 capture_split as_user "$RT" deliver quarantine -p "$uproj"
 t_eq "user: ... and quarantined whole" "0 absent" "$T_RC $(test -e "$uproj/hid" && echo present || echo absent)" "$T_ERR"
 
+# The user's up and down.
+capture_split as_user "$RT" sandbox up -p "$uproj"
+t_eq "user: sandbox up" 0 "$T_RC" "$T_ERR"
+capture_split as_user "$RT" sandbox exec -p "$uproj" -- /bin/sh -c 'echo x >.profile'
+capture_split as_user "$RT" sandbox down -p "$uproj"
+t_eq "user: sandbox down" 0 "$T_RC" "$T_ERR"
+t_match "... reports .profile" ".*direct mode: \.profile: a shell runs it.*" "$T_ERR"
+
 t_done
