@@ -6,8 +6,11 @@
 # core.fsmonitor, a new .vscode/tasks.json, .envrc, a new executable, a
 # file prepared under another name and renamed into place) on stderr and
 # in STATE/PROJECT-ID/direct-report.json, each with its reason; nothing
-# for a run that only edits ordinary files. deliver quarantine moves them
-# aside, after which host git runs no planted fsmonitor.
+# for a run that only edits ordinary files; the same at sandbox down and
+# gc --idle of an up. deliver quarantine moves them aside, after which
+# host git runs no planted fsmonitor; what changed since the report, sits
+# behind a link or cannot be renamed (another filesystem) is left, with a
+# line each; a walk its bound cut says so.
 T_NAME=direct-mode
 . "$(dirname "$0")/lib.sh"
 t_require_root
