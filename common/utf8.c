@@ -1,6 +1,7 @@
 #include "common/utf8.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 size_t umw_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
@@ -55,4 +56,18 @@ void umw_put_printable(FILE *out, const char *text, size_t n, bool tab)
                         fputc(p[i++], out);
                 }
         }
+}
+
+char *umw_printable_dup(const char *p, size_t n)
+{
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        if (!f)
+                return NULL;
+        umw_put_printable(f, p, n, false);
+        if (fclose(f) == 0)
+                return out;
+        free(out);
+        return NULL;
 }

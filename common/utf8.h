@@ -19,4 +19,8 @@ size_t umw_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
  * doubled, so what is written reads back as one text. */
 void umw_put_printable(FILE *out, const char *p, size_t n, bool tab);
 
+/* The same text in a new string (malloc'd; NULL when out of memory), for
+ * JSON and audit lines. */
+char *umw_printable_dup(const char *p, size_t n);
+
 #endif

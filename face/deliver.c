@@ -73,18 +73,6 @@ static int review_read(struct sandbox *s, struct review *rv, struct umw_error **
         return 0;
 }
 
-/* The agent's name as text that cannot steer a terminal (malloc'd). */
-static char *printable(const char *path, size_t len)
-{
-        char *out = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&out, &n);
-        if (!f)
-                return NULL;
-        umw_put_printable(f, path, len, false);
-        return fclose(f) == 0 ? out : NULL;
-}
-
 static void print_text(const struct review *rv)
 {
         for (size_t i = 0; i < rv->changes.n; i++) {
@@ -104,7 +92,7 @@ static void print_text(const struct review *rv)
 
 static int gen_change(yajl_gen g, const struct layer_change *c, const struct delivery_verdict *v)
 {
-        _cleanup_free_ char *path = printable(c->path, c->entry.len);
+        _cleanup_free_ char *path = umw_printable_dup(c->path, c->entry.len);
         if (!path)
                 return -ENOMEM;
         yajl_gen_map_open(g);

@@ -2,6 +2,7 @@
  * runtime's container "umwelt-<project id>" whose config carries the
  * sandbox's annotations; everything here is found in and done through the
  * runtime's own state and verbs. */
+#include "face/direct_report.h"
 #include "face/sandbox_int.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
@@ -351,7 +352,8 @@ int sandbox_up(const struct runtime_opts *rt, const struct sandbox_opts *o, stru
         int r;
         if ((r = sandbox_locate(&s, o->project, err)) < 0 ||
             (r = sandbox_open_audit(&s, err)) < 0 || (r = clear_the_way(rt, &s, err)) < 0 ||
-            (r = sandbox_compose(&s, o, true, err)) < 0 || (r = create_and_start(&s, rt, err)) < 0)
+            (r = sandbox_compose(&s, o, true, err)) < 0 || (r = direct_up_begins(&s, err)) < 0 ||
+            (r = create_and_start(&s, rt, err)) < 0)
                 return r;
         s.keep_bundle = true;
         touch_last_exec(s.bundle);
@@ -474,7 +476,10 @@ int sandbox_down(const struct runtime_opts *rt, const struct sandbox_opts *o,
             (r = sandbox_open_audit(&s, err)) < 0 ||
             (r = life_lookup(rt, s.project.container_id, &l, err)) < 0)
                 return r;
-        return down_found(rt, &s, &l, o->json, err);
+        r = down_found(rt, &s, &l, o->json, err);
+        if (l.found)
+                direct_report_down(&s);
+        return r;
 }
 
 int sandbox_status(const struct runtime_opts *rt, const struct sandbox_opts *o,
@@ -567,6 +572,7 @@ static void gc_record(struct gc *gc, const struct life *l, const char *reason, l
             sandbox_open_audit(&s, &no_log) < 0)
                 umw_warn("%s: no audit line for this gc: %s", l->workspace, no_log->msg);
         audit_stop(&s, l->id, reason);
+        direct_report_down(&s);
         sandbox_release(&s);
         gc->removed++;
         if (!gc->json) {

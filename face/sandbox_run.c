@@ -14,6 +14,7 @@
  * /proc/PID/ns belongs to the host's root), so there the door is made
  * after the start of a pause init, and run's command is exec'd into that
  * sandbox then. */
+#include "face/direct_report.h"
 #include "face/sandbox_int.h"
 #include "netns/tls_paths.h"
 #include "policy/egress_rules.h"
@@ -273,6 +274,8 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
         if ((r = sandbox_compose(&s, o, false, err)) < 0 ||
             (r = refuse_beside_up(&s, rt, up_id, err)) < 0)
                 return r;
+        struct timespec since;
+        direct_now(&since);
         sandbox_audit_start(&s, o->args[0]);
         struct runtime_opts sandbox_rt = sandbox_runtime(&s, rt);
         r = s.net.egress ? sandbox_run_gated(&s, &sandbox_rt, o, exit_status, err)
@@ -281,6 +284,8 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
         snprintf(status, sizeof(status), "%d", r < 0 ? -1 : *exit_status);
         const char *kv[] = {"id", s.project.container_id, "status", status, NULL};
         sandbox_audit(&s, r < 0 ? "failed" : "stop", kv);
+        if (!s.view.review)
+                direct_report_end(&s, &since);
         if (r == 0 && o->json)
                 sandbox_print_exit(s.project.container_id, *exit_status);
         return r;

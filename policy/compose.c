@@ -332,12 +332,6 @@ static int entry_open(const struct ws *ws, const char *name, mode_t *type, int *
         return 0;
 }
 
-static int entry_type(const struct ws *ws, const char *name, mode_t *type, struct umw_error **err)
-{
-        _cleanup_close_ int fd = -1;
-        return entry_open(ws, name, type, &fd, err);
-}
-
 static int protect_entry(yajl_gen g, const struct ws *ws, const char *name, bool placeholder,
                          struct umw_error **err)
 {
@@ -359,32 +353,21 @@ static int protect_entry(yajl_gen g, const struct ws *ws, const char *name, bool
         return 0;
 }
 
-/* A repository's config and hooks read-only (an absent hooks directory
- * becomes an empty read-only one, as git init would have made it). A .git
- * that is not a repository with a config, absent ones included, is covered
- * by an empty read-only directory, so no repository can be planted there.
- * Trade-off: the runtime creates that mount point through the workspace
- * bind, so an absent .git is left behind on the host as an empty directory;
- * git's discovery passes over it (it is no repository), and the next
- * sandbox covers it again. A .git file (a worktree's pointer) is bound
- * read-only itself, so it cannot be pointed at a planted directory. */
+/* Direct mode's .git: the whole of it read-only, bound from its fd, in
+ * whatever form it has (a repository, a directory that is none, a
+ * worktree's .git file, which then cannot be pointed elsewhere). Read-only
+ * config and hooks alone left the rest of .git writable, and through it
+ * commondir, objects/info/alternates, refs and the index, which host git
+ * trusts as much. The bind is a mount point, so it cannot be renamed
+ * aside either (EBUSY) and a new .git planted in its place. An absent .git
+ * is covered by an empty read-only directory, so no repository can be
+ * planted there. Trade-off: the runtime creates that mount point through
+ * the workspace bind, so an absent .git is left behind on the host as an
+ * empty directory; git's discovery passes over it (it is no repository),
+ * and the next sandbox covers it again. */
 static int protect_git(yajl_gen g, const struct ws *ws, struct umw_error **err)
 {
-        mode_t git, head, config;
-        int r;
-        if ((r = entry_type(ws, ".git", &git, err)) < 0)
-                return r;
-        if (git == S_IFREG)
-                return protect_entry(g, ws, ".git", false, err);
-        head = config = 0;
-        if (git == S_IFDIR && ((r = entry_type(ws, ".git/HEAD", &head, err)) < 0 ||
-                               (r = entry_type(ws, ".git/config", &config, err)) < 0))
-                return r;
-        if (head != S_IFREG || config != S_IFREG)
-                return protect_entry(g, ws, ".git", true, err);
-        if ((r = protect_entry(g, ws, ".git/config", false, err)) < 0)
-                return r;
-        return protect_entry(g, ws, ".git/hooks", true, err);
+        return protect_entry(g, ws, ".git", true, err);
 }
 
 /* The agent's repository over the overlay's .git (a mount point: it

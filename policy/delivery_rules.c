@@ -89,6 +89,12 @@ static bool is_dotgit(const char *folded)
                strncmp(folded, ".git:", 5) == 0;
 }
 
+bool delivery_part_is_dotgit(const char *part, size_t len)
+{
+        char folded[16];
+        return fold(part, len, folded) && is_dotgit(folded);
+}
+
 /* The path's own verdict: reject, or hold for a git file. */
 static const char *path_reject(const struct delivery_entry *e, bool *git_file)
 {
@@ -150,6 +156,14 @@ static const char *held_name(const struct delivery_rules *r, const struct delive
                         return r->reasons && r->reasons[i] ? r->reasons[i]
                                                            : "named in the user config";
         return NULL;
+}
+
+const char *delivery_held_by_name(const struct delivery_rules *rules,
+                                  const struct delivery_entry *e)
+{
+        bool git_file;
+        path_reject(e, &git_file);
+        return git_file ? "git reads it as configuration" : held_name(rules, e);
 }
 
 /* What the entry's type and content hold it for; NULL: nothing. */

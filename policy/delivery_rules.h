@@ -45,6 +45,16 @@ struct delivery_verdict {
 void delivery_classify(const struct delivery_rules *rules, const struct delivery_entry *e,
                        struct delivery_verdict *v);
 
+/* Whether one name (len bytes, no '/') is .git in a spelling some
+ * filesystem folds to it (the reject rule's test, for a walker that looks
+ * at names one by one). */
+bool delivery_part_is_dotgit(const char *part, size_t len);
+/* Why the path alone, whatever its content, is held: git's own files and
+ * the names host tools execute or read as configuration (the built-in
+ * list and rules->hold); NULL when its names hold it for nothing. */
+const char *delivery_held_by_name(const struct delivery_rules *rules,
+                                  const struct delivery_entry *e);
+
 /* "apply", "hold", "reject". */
 const char *delivery_bucket_name(enum delivery_bucket b);
 

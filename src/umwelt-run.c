@@ -63,8 +63,8 @@ static const struct verb verbs[] = {
      "doctor [--deep] [--json]"},
     {"policy", verb_policy, "look at the project's .umwelt.toml, accept it (until then unapplied)",
      "policy diff|accept [-p DIR]"},
-    {"deliver", verb_deliver, "review what the agent changed in the project's layer",
-     "deliver review [-p DIR] [--json]"},
+    {"deliver", verb_deliver, "review the agent's changes; quarantine what direct mode reported",
+     "deliver review|quarantine [-p DIR] [--json]"},
 };
 
 static void print_help(void)

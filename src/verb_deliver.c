@@ -1,6 +1,7 @@
 /* deliver: the agent's changes in review mode, looked at before anything
  * of them reaches the host (face/deliver.c). */
 #include "src/verbs.h"
+#include "face/direct_report.h"
 #include "face/sandbox.h"
 #include "common/error.h"
 
@@ -18,8 +19,10 @@ VERB(deliver)
             {0},
         };
         const char *sub = argc > 1 ? argv[1] : "";
-        if (strcmp(sub, "review") != 0)
-                return opts_usage_error(err, "deliver", "expected review, found '%s'", sub);
+        bool quarantine = strcmp(sub, "quarantine") == 0;
+        if (strcmp(sub, "review") != 0 && !quarantine)
+                return opts_usage_error(err, "deliver", "expected review or quarantine, found '%s'",
+                                        sub);
         const char *project = NULL;
         bool json = false;
         optind = 2;
@@ -35,5 +38,8 @@ VERB(deliver)
                                                 argv[optind - 1]);
         }
         int r = opts_expect_args("deliver", argc, argv, optind, 0, 0, err);
-        return r < 0 ? r : sandbox_deliver_review(project, json, err);
+        if (r < 0)
+                return r;
+        return quarantine ? sandbox_deliver_quarantine(project, err)
+                          : sandbox_deliver_review(project, json, err);
 }

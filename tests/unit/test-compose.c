@@ -359,12 +359,12 @@ Test(compose, protected_files_that_exist_are_read_only)
         mkdir_rel(".vscode");
         struct compose_input in = input();
         struct spec *s = compose(&in);
-        expect_ro_bind(s, at(".git/config"), false);
-        expect_ro_bind(s, at(".git/hooks"), true);
+        expect_ro_bind(s, at(".git"), true);
         expect_ro_bind(s, at(".bashrc"), false);
         expect_ro_bind(s, at(".umwelt.toml"), false);
         expect_ro_bind(s, at(".vscode"), true);
-        cr_assert_eq(mount_at(s, at(".git")), -1, "a repository's .git itself stays writable");
+        cr_assert_eq(mount_at(s, at(".git/config")), -1, "covered by the read-only .git");
+        cr_assert_eq(mount_at(s, at(".git/hooks")), -1);
         cr_assert_eq(mount_at(s, at(".zshrc")), -1, "absent files get no mount");
         cr_assert_eq(mount_at(s, at(".idea")), -1);
         cr_assert_eq(mount_at(s, at(".gitmodules")), -1);
@@ -392,15 +392,15 @@ Test(compose, git_directory_that_is_no_repository_is_read_only)
         spec_free(s);
 }
 
-Test(compose, repository_without_hooks_gets_an_empty_read_only_one)
+Test(compose, repository_without_hooks_is_read_only_whole)
 {
         mkdir_rel(".git");
         mkfile(".git/HEAD");
         mkfile(".git/config");
         struct compose_input in = input();
         struct spec *s = compose(&in);
-        expect_ro_bind(s, at(".git/config"), false);
-        cr_assert(has_option(expect_mount(s, at(".git/hooks"), "tmpfs"), "ro"));
+        expect_ro_bind(s, at(".git"), true);
+        cr_assert_eq(mount_at(s, at(".git/hooks")), -1, "no hooks directory can be made in it");
         spec_free(s);
 }
 

@@ -196,3 +196,28 @@ Test(delivery, the_user_config_extends_the_held_list)
         delivery_classify(&r, &e, &v);
         cr_expect_str_eq(v.reason, "larger than the size limit");
 }
+
+/* Direct mode's report looks at names one by one: the same .git test as
+ * the reject rule, and the held names without their content's rules. */
+Test(delivery, dotgit_part_in_every_spelling)
+{
+        static const char *const yes[] = {".git",  ".GIT",   ".git.",           ".git ",
+                                          "git~1", ".git:x", ".g\xe2\x80\x8cit"};
+        static const char *const no[] = {".github", ".gitignore", "git", ".git2", "x.git"};
+        for (size_t i = 0; i < N_OF(yes); i++)
+                cr_expect(delivery_part_is_dotgit(yes[i], strlen(yes[i])), "%s", yes[i]);
+        for (size_t i = 0; i < N_OF(no); i++)
+                cr_expect(!delivery_part_is_dotgit(no[i], strlen(no[i])), "%s", no[i]);
+}
+
+Test(delivery, held_by_name_ignores_content)
+{
+        struct delivery_entry envrc = {.path = "a/.envrc", .len = 8, .mode = S_IFREG | 0644};
+        struct delivery_entry cargo = {.path = ".cargo/config.toml", .len = 18, .mode = S_IFREG};
+        struct delivery_entry mods = {.path = ".gitmodules", .len = 11, .mode = S_IFREG};
+        struct delivery_entry exe = {.path = "tool.sh", .len = 7, .mode = S_IFREG | 0755};
+        cr_expect(strstr(delivery_held_by_name(NULL, &envrc), "direnv"));
+        cr_expect(strstr(delivery_held_by_name(NULL, &cargo), "cargo"));
+        cr_expect(strstr(delivery_held_by_name(NULL, &mods), "git reads it"));
+        cr_expect_null(delivery_held_by_name(NULL, &exe), "an executable is held by content");
+}
