@@ -63,28 +63,6 @@ static void slot_restore(struct fd_slot *s)
         s->fd = s->saved = -1;
 }
 
-/* Removes name in parent and everything below it, following no symbolic
- * link: what the sandbox left in its workspace is not trusted. */
-static int remove_tree_at(int parent, const char *name)
-{
-        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
-        int ret = 0;
-        struct dirent *e;
-        while ((e = readdir(d)))
-                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && ret == 0)
-                        ret = remove_tree_at(dirfd(d), e->d_name);
-        if (ret == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0)
-                ret = -errno;
-        return ret;
-}
-
 struct deep {
         char *top;       /* the temporary directory: workspace and state */
         char *workspace; /* TOP/doctor */
@@ -191,7 +169,7 @@ static void deep_release(struct deep *d)
         if (d->state_set && (d->old_state ? setenv("XDG_STATE_HOME", d->old_state, 1)
                                           : unsetenv("XDG_STATE_HOME")) < 0)
                 fprintf(stderr, "umwelt-run: doctor: cannot restore XDG_STATE_HOME\n");
-        int e = d->top ? remove_tree_at(AT_FDCWD, d->top) : 0;
+        int e = d->top ? umw_remove_tree_at(AT_FDCWD, d->top) : 0;
         if (e < 0)
                 fprintf(stderr, "umwelt-run: doctor: remove %s: %s\n", d->top, strerror(-e));
         free(d->top);

@@ -3,6 +3,7 @@
  * status and gc find it by. */
 #include "face/sandbox_int.h"
 #include "face/agent_repo.h"
+#include "policy/paths.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
 #include "common/cleanup.h"
@@ -177,46 +178,69 @@ static int lock_layer(struct sandbox *s, int layer_fd, struct umw_error **err)
                         s->project.workspace);
 }
 
-/* Review mode's layer, its upper/ and work/ made 0700 where missing (a
- * layer left undelivered is continued), and the agent's repository in it
- * where the workspace is a repository (*agent: its path, else NULL). */
-static int review_layer(struct sandbox *s, char **layer, char **agent, struct umw_error **err)
+/* The layer's upper/ and work/, made 0700 where missing (a layer left
+ * undelivered is continued), outside the workspace. */
+static int layer_dirs(const struct sandbox *s, const char *layer, struct umw_error **err)
 {
-        int r = sandbox_layer_dir(s, layer, err);
-        if (r < 0)
-                return r;
         const char *const subdirs[] = {"upper", "work"};
+        int r;
         for (size_t i = 0; i < 2; i++) {
                 _cleanup_free_ char *dir = NULL;
-                if (asprintf(&dir, "%s/%s", *layer, subdirs[i]) < 0)
+                if (asprintf(&dir, "%s/%s", layer, subdirs[i]) < 0)
                         return umw_fail_sys(err, ENOMEM, "layer");
                 if ((r = umw_mkdir_p(dir, 0700, 0700, err)) < 0)
                         return umw_error_prefix(err, "review mode's layer");
         }
-        /* The merged root takes upper's mode: the workspace's, as on the host. */
+        /* overlayfs refuses an upper inside its lower; say why first. */
+        _cleanup_free_ char *real = realpath(layer, NULL);
+        if (!real)
+                return umw_fail_errno(err, "review mode's layer %s", layer);
+        if (path_within(real, s->project.workspace))
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "review mode: the workspace %s holds umwelt's state directory, "
+                                "where its layer is (%s): use --workspace direct, or a project "
+                                "directory below it",
+                                s->project.workspace, real);
+        return 0;
+}
+
+/* The merged root takes upper's mode, the workspace's as on the host, and
+ * belongs to whom the sandbox runs as (root's sudo caller). */
+static int layer_top(const struct sandbox *s, int ws_fd, int layer_fd, struct umw_error **err)
+{
         struct stat ws;
+        const struct identity *who = &s->project.who;
+        _cleanup_close_ int upper = umw_open_beneath(layer_fd, "upper", O_RDONLY | O_DIRECTORY);
+        if (fstat(ws_fd, &ws) < 0)
+                return umw_fail_errno(err, "workspace %s", s->project.workspace);
+        if (upper < 0 || fchmod(upper, ws.st_mode & 07777) < 0 ||
+            fchown(upper, who->uid, who->gid) < 0)
+                return umw_fail_sys(err, upper < 0 ? -upper : errno, "review mode's layer: upper");
+        return 0;
+}
+
+/* Review mode's layer, locked for this sandbox, and the agent's repository
+ * in it where the workspace is a repository (*agent: its path, else NULL). */
+static int review_layer(struct sandbox *s, char **layer, char **agent, struct umw_error **err)
+{
+        int r;
+        if ((r = sandbox_layer_dir(s, layer, err)) < 0 || (r = layer_dirs(s, *layer, err)) < 0)
+                return r;
         _cleanup_close_ int ws_fd = open(s->project.workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int layer_fd =
             open(*layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_close_ int upper =
-            layer_fd < 0 ? -1 : umw_open_beneath(layer_fd, "upper", O_RDONLY | O_DIRECTORY);
-        if (ws_fd < 0 || fstat(ws_fd, &ws) < 0)
-                return umw_fail_errno(err, "open workspace %s", s->project.workspace);
-        if (layer_fd < 0)
-                return umw_fail_errno(err, "review mode's layer %s", *layer);
-        if ((r = lock_layer(s, layer_fd, err)) < 0)
-                return r;
-        /* ...and belongs to whom the sandbox runs as (root's sudo caller). */
+        if (ws_fd < 0 || layer_fd < 0)
+                return umw_fail_errno(err, "open %s", ws_fd < 0 ? s->project.workspace : *layer);
         const struct identity *who = &s->project.who;
-        if (upper < 0 || fchmod(upper, ws.st_mode & 07777) < 0 ||
-            fchown(upper, who->uid, who->gid) < 0)
-                return umw_fail_sys(err, upper < 0 ? -upper : errno, "review mode's layer %s/upper",
-                                    *layer);
         bool present;
-        if ((r = agent_repo_prepare(ws_fd, layer_fd, who->uid, who->gid, &present, err)) < 0)
+        if ((r = lock_layer(s, layer_fd, err)) < 0 ||
+            (r = layer_top(s, ws_fd, layer_fd, err)) < 0 ||
+            (r = agent_repo_prepare(ws_fd, layer_fd, who->uid, who->gid, &present, err)) < 0)
                 return r;
-        if (present && asprintf(agent, "%s/%s", *layer, AGENT_REPO_DIR) < 0)
+        if (present && asprintf(agent, "%s/%s", *layer, AGENT_REPO_DIR) < 0) {
+                *agent = NULL;
                 return umw_fail_sys(err, ENOMEM, "layer");
+        }
         return 0;
 }
 

@@ -22,11 +22,21 @@ proj=$T_TMP/proj
 mkdir -p "$proj"
 
 # run CMD...: a sandbox run in the project as root; T_RC, T_OUT, T_ERR.
-run() { capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- "$@"; }
+# In direct mode, where the agent's writes reach the host's tree: the
+# acceptance must hold there too (review mode keeps them in its layer,
+# proved below).
+run() { capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- "$@"; }
 policy() { capture_split "$RT" policy "$1" -p "${2:-$proj}"; }
 
 run /bin/true
 t_eq "no .umwelt.toml: a run starts" 0 "$T_RC" "$T_ERR"
+
+rproj=$T_TMP/rproj
+mkdir -p "$rproj"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$rproj" -- /bin/sh -c \
+        'printf "[[grant]]\npath = \"/\"\n" >.umwelt.toml && echo planted'
+t_eq "review mode: the agent's .umwelt.toml is written in its layer, none on the host" \
+        "0 planted no" "$T_RC $T_OUT $([[ -e $rproj/.umwelt.toml ]] && echo yes || echo no)" "$T_ERR"
 
 # The agent widens its own walls: a policy written from inside, where none was.
 PLANT='printf "env = [\"GITHUB_TOKEN\"]\n\n[[grant]]\npath = \"%s\"\nmode = \"rw\"\n" "$1" >.umwelt.toml'
@@ -109,7 +119,11 @@ t_eq "no file again: a run starts (nothing to accept)" 0 "$T_RC" "$T_ERR"
 hproj=$HOME
 cp "$T_TMP/good.toml" "$hproj/.umwelt.toml"
 capture_split "$RT" policy accept -p "$hproj"
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/sh -c '
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/true
+t_eq "review mode on a workspace that holds umwelt's state directory: refused, exit 3" 3 \
+        "$T_RC" "$T_ERR"
+t_match "... naming it" ".*review mode: the workspace $hproj holds umwelt's state directory.*" "$T_ERR"
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$hproj" -- /bin/sh -c '
         for f in "$1"/umwelt/*/accepted.umwelt.toml "$1"/umwelt/*/audit.jsonl; do
                 echo x >>"$f" 2>/dev/null && echo "WROTE $f"
         done
@@ -122,7 +136,7 @@ rm -f "$hproj/.umwelt.toml"
 uproj=$T_TMP/uproj
 mkdir -p "$uproj"
 chown "$U:$G" "$uproj"
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c "$PLANT" sh /etc
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c "$PLANT" sh /etc
 t_eq "user: the agent writes a .umwelt.toml" "0 yes" "$T_RC $([[ -f $uproj/.umwelt.toml ]] && echo yes)" "$T_ERR"
 capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/echo STARTED
 t_eq "user: the next start refuses it, exit 3" "3 " "$T_RC $T_OUT" "$T_ERR"

@@ -8,6 +8,8 @@
 # `sandbox run` and `sandbox exec` alike. Through sudo (a caller mapped to
 # itself) and as the unprivileged user: the same secret unreadable, no host
 # 0 mapped, the caller's files the caller's.
+# Direct mode throughout: what is written is looked at on the host in place
+# (review mode's layer ownership is deliver-review.sh's).
 T_NAME=sandbox-ids
 . "$(dirname "$0")/lib.sh"
 t_require_root
@@ -41,7 +43,7 @@ for f in (\"uid_map\", \"gid_map\"):
 '"
 
 sbx() {
-        capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" "$@"
+        capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" "$@"
 }
 
 sbx --grant "$data:rw" -- /bin/sh -c "$PROBE_IDS"
@@ -57,7 +59,7 @@ t_eq "... the workspace's own 0600 files are readable and writable, as the conta
 t_eq "... what it makes in the workspace and in a rw grant is root's on the host" \
         "0:0 0:0 0:0" "$(stat -c %u:%g "$proj/made" "$proj/dir" "$data/made" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
 
-capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj"
+capture_split "$RT" --root "$T_ROOT" sandbox up --workspace direct -p "$proj"
 t_eq "sandbox up as root" 0 "$T_RC" "$T_ERR"
 capture_split "$RT" --root "$T_ROOT" sandbox exec -p "$proj" -- /bin/sh -c \
         "$PROBE_IDS; echo e >$proj/exec-made"
@@ -71,7 +73,7 @@ uproj=$T_TMP/uproj
 mkdir -m 700 "$uproj"
 chown "$U:$G" "$uproj"
 capture_split env SUDO_UID="$U" SUDO_GID="$G" HOME="$T_TMP/priv" "$RT" --root "$T_ROOT" \
-        sandbox run -p "$uproj" -- /bin/sh -c "$PROBE_IDS; id -u; echo s >$uproj/made"
+        sandbox run --workspace direct -p "$uproj" -- /bin/sh -c "$PROBE_IDS; id -u; echo s >$uproj/made"
 t_eq "through sudo: the secret unreadable, no host 0 mapped, the caller's id" \
         "secret=EACCES uid_map=no-host0 gid_map=no-host0 $U" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 t_eq "... and what it makes is the caller's" "$U:$G" "$(stat -c %u:%g "$uproj/made" 2>&1)"
@@ -81,7 +83,7 @@ t_keep_floor
 floor 'limits_best_effort = true'
 (umask 077 && echo other >"$other")
 chown nobody:nogroup "$other"
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c \
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c \
         "$PROBE_IDS; cat $other 2>&1 | grep -c 'Permission denied'"
 t_eq "the unprivileged user: root's secret and another user's file unreadable, no host 0" \
         "secret=EACCES uid_map=no-host0 gid_map=no-host0 1" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"

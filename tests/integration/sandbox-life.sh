@@ -95,6 +95,8 @@ life() {
                 uid=$U
         fi
 
+        capture_split S sandbox run -p "$proj" -- /bin/sh -c "$REPORT" "$proj"
+        local run_walls=$T_OUT
         capture_split S sandbox up -p "$proj"
         t_eq "$w: up starts the sandbox" 0 "$T_RC" "$T_ERR"
         t_match "$w: up prints its status" "status: +running" "$T_OUT"
@@ -115,8 +117,11 @@ life() {
                 "CapInh: 0+ CapPrm: 0+ CapEff: 0+ CapBnd: 0+ CapAmb: 0+ NoNewPrivs: 1 Seccomp: 2" "$(line 3)"
         t_eq "$w: exec: workspace writable, / read-only" "ws-rw root-ro" "$(line 4) $(line 5)"
         t_eq "$w: exec's working directory is the workspace" "$proj" "$(line 6)"
-        capture_split S sandbox run -p "$proj" -- /bin/sh -c "$REPORT" "$proj"
-        t_eq "$w: exec sees exactly the walls run sees" "$T_OUT" "$exec_walls" "$T_ERR"
+        t_eq "$w: exec sees exactly the walls run sees" "$run_walls" "$exec_walls"
+        capture_split S sandbox run -p "$proj" -- /bin/sh -c 'echo STARTED'
+        t_eq "$w: a review-mode run beside the up sandbox is refused (one overlay on a layer), exit 6" \
+                "6 " "$T_RC $T_OUT" "$T_ERR"
+        t_match "... naming sandbox exec" ".*is up on .*sandbox exec.*" "$T_ERR"
 
         # A user namespace of its own, root's too (its 0 mapped to the
         # unprivileged id of root's sandboxes); exec enters it as it is, and
@@ -297,7 +302,7 @@ chown "$U:$G" "$sproj"
 touch "$sproj/theirs"
 chown 12345:12345 "$sproj/theirs"
 SUDO_S=(env SUDO_UID="$U" SUDO_GID="$G" "$RT" --root "$T_ROOT" sandbox)
-capture_split "${SUDO_S[@]}" up -p "$sproj"
+capture_split "${SUDO_S[@]}" up -p "$sproj" --workspace direct
 t_eq "sudo: up" 0 "$T_RC" "$T_ERR"
 out=$("${SUDO_S[@]}" exec -p "$sproj" -- /bin/sh -c 'id -u; id -g; awk "{ printf \"%s %s %s,\", \$1, \$2, \$3 }" /proc/self/uid_map; echo; stat -c %u:%g "$0/theirs" /; touch "$0/mine"' "$sproj" </dev/null 2>&1)
 t_eq "sudo: exec runs as the caller, 0 (not the host's) and the caller mapped, another user's file and / nobody's" \

@@ -92,7 +92,8 @@ floor ""
 # Delegation as the host's cgroup version has it (v1: a directory per
 # controller the user owns; v2: systemd's user@UID.service).
 if t_delegate_cgroups; then
-        usbx --preset review -- /bin/sh -c '
+        # In place (direct mode): the made file and .git/config looked at on the host.
+        usbx --preset review --workspace direct -- /bin/sh -c '
                 id -u; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " "; echo
                 grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " " | tr "\n" " "; echo
                 { ls -A /home; ls -A /root; } 2>/dev/null | wc -l
