@@ -90,7 +90,7 @@ mkdir -p "$HOME"
 proj=$T_TMP/proj
 make_project "$proj"
 GITSUM=$(cd "$proj/.git" && find . -print0 | sort -z | xargs -0 stat -c '%n %s %Y' | sha256sum)
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c "$GIT_WRITES"
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c "$GIT_WRITES"
 t_eq "root: .git cannot be written, replaced or renamed" \
         "touch-refused commondir-refused mv-refused config-refused hooks-refused" \
         "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
@@ -99,13 +99,13 @@ t_eq "root: the host's .git is unchanged" "$GITSUM" \
 state=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)
 t_eq "root: a run that tried only that reports nothing" "" "$(grep 'direct mode' <<<"$T_ERR")"
 
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c 'echo c >>src/main.c; echo new >notes.txt'
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c 'echo c >>src/main.c; echo new >notes.txt'
 t_eq "root: a run that edits ordinary files" 0 "$T_RC" "$T_ERR"
 t_eq "... reports nothing" "" "$(grep 'direct mode' <<<"$T_ERR")"
 t_eq "... and leaves no report" "" "$(ls "$state" | grep direct-report)"
 t_match "... its check audited" '.*"event":"direct-report",[^}]*"found":"0".*' "$(cat "$state/audit.jsonl")"
 
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c "$AGENT" sh "$T_TMP"
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c "$AGENT" sh "$T_TMP"
 t_eq "root: the agent's plants" 0 "$T_RC" "$T_ERR"
 check_report root "$proj" "$T_ERR" "$state/direct-report.json"
 t_match "root: the report is audited" '.*"event":"direct-report",[^}]*"found":"5".*' "$(cat "$state/audit.jsonl")"
@@ -129,7 +129,7 @@ capture_split "$RT" deliver quarantine -p "$proj"
 t_eq "root: a second quarantine: no report, exit 4" 4 "$T_RC" "$T_ERR"
 
 # A bound that stops the walk says so.
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c \
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c \
         'mkdir -p "$(printf "d/%.0s" $(seq 300))"'
 t_match "root: a walk cut by its depth bound says so" \
         ".*direct mode: the walk of $proj stopped early \(deeper than 256 directories\).*" "$T_ERR"
@@ -147,7 +147,7 @@ t_eq "... no batch made" 1 "$(ls "$state/quarantine" | wc -l)"
 rm -f "$state/direct-report.json"
 
 # A planted file that changed after the report is left in place.
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c 'echo x >.envrc'
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c 'echo x >.envrc'
 t_match "root: .envrc reported again" ".*direct mode: \.envrc: direnv.*" "$T_ERR"
 chmod 600 "$proj/.envrc"
 capture_split "$RT" deliver quarantine -p "$proj"
@@ -157,7 +157,7 @@ t_eq "... and stays reported" ".envrc" "$(report_paths "$state/direct-report.jso
 rm -f "$proj/.envrc" "$state/direct-report.json"
 
 # A directory on the way swapped for a link after the report: left.
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- /bin/sh -c 'mkdir -p a && echo x >a/.envrc'
+capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- /bin/sh -c 'mkdir -p a && echo x >a/.envrc'
 t_match "root: a/.envrc reported" ".*direct mode: a/\.envrc: direnv.*" "$T_ERR"
 mv "$proj/a" "$proj/a2" && ln -s a2 "$proj/a"
 capture_split "$RT" deliver quarantine -p "$proj"
@@ -169,7 +169,7 @@ rm -rf "$proj/a" "$proj/a2" "$state/direct-report.json"
 # The state directory on another filesystem: a rename cannot move it.
 xstate=$T_TMP/xstate
 mkdir -p "$xstate" && mount -t tmpfs -o size=1m tmpfs "$xstate"
-XDG_STATE_HOME=$xstate capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" -- \
+XDG_STATE_HOME=$xstate capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$proj" -- \
         /bin/sh -c 'echo x >.envrc'
 XDG_STATE_HOME=$xstate capture_split "$RT" deliver quarantine -p "$proj"
 t_eq "root: state on another filesystem: left, exit 6" 6 "$T_RC" "$T_ERR"
@@ -181,7 +181,7 @@ umount "$xstate"
 rm -f "$proj/.envrc"
 
 # up and down: the report comes at down.
-capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj"
+capture_split "$RT" --root "$T_ROOT" sandbox up --workspace direct -p "$proj"
 t_eq "root: sandbox up" 0 "$T_RC" "$T_ERR"
 capture_split "$RT" --root "$T_ROOT" sandbox exec -p "$proj" -- /bin/sh -c 'echo x >.bashrc'
 t_eq "root: an exec plants .bashrc" 0 "$T_RC" "$T_ERR"
@@ -193,7 +193,7 @@ t_eq "... the start record gone" "" "$(ls "$state" | grep direct-start)"
 
 # gc --idle downs it: the same report.
 rm -f "$state/direct-report.json"
-capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj"
+capture_split "$RT" --root "$T_ROOT" sandbox up --workspace direct -p "$proj"
 capture_split "$RT" --root "$T_ROOT" sandbox exec -p "$proj" -- /bin/sh -c 'echo x >.zshrc'
 capture_split "$RT" --root "$T_ROOT" sandbox gc --idle 0s
 t_eq "root: sandbox gc --idle 0s" 0 "$T_RC" "$T_ERR"
@@ -207,18 +207,18 @@ make_project "$uproj"
 chown -R "$U:$G" "$uproj"
 chmod 755 "$T_TMP"
 UGITSUM=$(cd "$uproj/.git" && find . -print0 | sort -z | xargs -0 stat -c '%n %s %Y' | sha256sum)
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c "$GIT_WRITES"
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c "$GIT_WRITES"
 t_eq "user: .git cannot be written, replaced or renamed" \
         "touch-refused commondir-refused mv-refused config-refused hooks-refused" \
         "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 t_eq "user: the host's .git is unchanged" "$UGITSUM" \
         "$(cd "$uproj/.git" && find . -print0 | sort -z | xargs -0 stat -c '%n %s %Y' | sha256sum)"
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c 'echo c >>src/main.c'
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c 'echo c >>src/main.c'
 t_eq "user: a run that edits ordinary files reports nothing" "0 " \
         "$T_RC $(grep 'direct mode' <<<"$T_ERR")" "$T_ERR"
 umark=$T_TMP/umark
 mkdir -m 777 "$umark"
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c "$AGENT" sh "$umark"
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c "$AGENT" sh "$umark"
 t_eq "user: the agent's plants" 0 "$T_RC" "$T_ERR"
 ustate=$(ls -d "$XDG"/.local/state/umwelt/uproj-*)
 check_report user "$uproj" "$T_ERR" "$ustate/direct-report.json"
@@ -234,14 +234,14 @@ as_user /bin/sh -c "cd '$uproj/sub' && git status; cd '$uproj' && git status" >/
 t_eq "user: host git then runs no planted fsmonitor" "" "$(ls "$umark")"
 
 # A directory the user's walk cannot list, made so by the agent.
-capture_split as_user "$RT" sandbox run -p "$uproj" -- /bin/sh -c 'mkdir hid && echo x >hid/.envrc && chmod 300 hid'
+capture_split as_user "$RT" sandbox run --workspace direct -p "$uproj" -- /bin/sh -c 'mkdir hid && echo x >hid/.envrc && chmod 300 hid'
 t_match "user: a directory made unreadable is reported itself" \
         ".*direct mode: hid: a directory that changed and cannot be read.*" "$T_ERR"
 capture_split as_user "$RT" deliver quarantine -p "$uproj"
 t_eq "user: ... and quarantined whole" "0 absent" "$T_RC $(test -e "$uproj/hid" && echo present || echo absent)" "$T_ERR"
 
 # The user's up and down.
-capture_split as_user "$RT" sandbox up -p "$uproj"
+capture_split as_user "$RT" sandbox up --workspace direct -p "$uproj"
 t_eq "user: sandbox up" 0 "$T_RC" "$T_ERR"
 capture_split as_user "$RT" sandbox exec -p "$uproj" -- /bin/sh -c 'echo x >.profile'
 capture_split as_user "$RT" sandbox down -p "$uproj"

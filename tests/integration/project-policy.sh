@@ -119,7 +119,7 @@ t_eq "no file again: a run starts (nothing to accept)" 0 "$T_RC" "$T_ERR"
 hproj=$HOME
 cp "$T_TMP/good.toml" "$hproj/.umwelt.toml"
 capture_split "$RT" policy accept -p "$hproj"
-capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/true
+XDG_STATE_HOME=$hproj/.local/state capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/true
 t_eq "review mode on a workspace that holds umwelt's state directory: refused, exit 3" 3 \
         "$T_RC" "$T_ERR"
 t_match "... naming it" ".*review mode: the workspace $hproj holds umwelt's state directory.*" "$T_ERR"

@@ -257,8 +257,9 @@ life() {
 
         # An up killed between create and start leaves an init waiting for a
         # start that never comes; made here with the runtime's own create on
-        # the bundle a sandbox had, aged past gc's minute.
-        S sandbox up -p "$proj" >/dev/null 2>&1
+        # the bundle a sandbox had, aged past gc's minute (a direct-mode
+        # one: its binds' sources can be named by path again below).
+        S sandbox up --workspace direct -p "$proj" >/dev/null 2>&1
         local b
         b=$(bundle_dir "$id")
         cp "$b/config.json" "$T_TMP/abandoned.json"

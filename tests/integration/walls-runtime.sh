@@ -120,6 +120,8 @@ t_eq "OCI create: no pid namespace of its own: a read-only clone" / "$(waiting_e
 cfg_set "$b" 'set_ns("pid")'
 
 # --------------------------------------------------------------- sandbox
+# Direct mode: the scripts talk to the host through a FIFO in the
+# workspace, which review mode's overlay would give an inode of its own.
 
 # S WHO ARGS...: the runtime copy of WHO, with its state.
 S() {
@@ -151,7 +153,7 @@ for who in root user; do
                 timeout 30 sh -c ': <"$1"' _ "$proj/fifo" &
                 reader=$!
                 out=$(as_user timeout -k 2 20 "$RT_USER" --cgroup-manager disabled \
-                        sandbox run -p "$proj" -- "$proj/atk.sh" 2>&1 </dev/null)
+                        sandbox run --workspace direct -p "$proj" -- "$proj/atk.sh" 2>&1 </dev/null)
                 rc=$?
                 kill "$reader" 2>/dev/null
                 wait "$reader" 2>/dev/null
@@ -163,7 +165,7 @@ for who in root user; do
                 # One-shot: the workload is the script; the attacker a
                 # process in all its namespaces with its ids (and every
                 # capability there).
-                S "$who" sandbox run -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
+                S "$who" sandbox run --workspace direct -p "$proj" -- "$proj/atk.sh" >/dev/null 2>&1 </dev/null &
                 victim=
                 for _ in $(seq 100); do victim=$(pgrep -x atk.sh | head -1); [[ -n $victim ]] && break; sleep 0.05; done
                 out=$(nsenter -t "$victim" -a -r -w -S 0 -G 0 -- "$proj/probe" attack-exe "$proj/fifo" "$devino" 2>&1 </dev/null)
@@ -177,7 +179,7 @@ for who in root user; do
         [[ $who == user ]] && log=$XDG/.local/state/umwelt
         starts() { cat "$log"/proj-"$who"-*/audit.jsonl 2>/dev/null | grep -c '"event":"start"'; }
         before=$(starts)
-        out=$(S "$who" sandbox up -p "$proj" 2>&1 </dev/null) || t_fail "$who: sandbox up" "$out"
+        out=$(S "$who" sandbox up --workspace direct -p "$proj" 2>&1 </dev/null) || t_fail "$who: sandbox up" "$out"
         # The user's up re-execs the runtime (a pause init cannot take the
         # trampoline): still one start more in the audit log.
         t_eq "$who: sandbox up: one start line more in the audit log" $((before + 1)) "$(starts)"
@@ -195,7 +197,7 @@ S $who sandbox exec -p '$proj' -- '$proj/probe' kill0; echo \"caller lives, exec
         t_match "$who: sandbox exec: the sandbox still runs after kill(0)" '"status": *"running"' \
                 "$(S "$who" sandbox status -p "$proj" --json 2>&1 </dev/null)"
         out=$(setsid -w bash -c "$(declare -f S as_user); RT_ROOT=$RT_ROOT RT_USER=$RT_USER T_ROOT=$T_ROOT USER_NAME=$USER_NAME XDG=$XDG
-S $who sandbox run -p '$proj' -- '$proj/probe' kill0; echo \"caller lives, run \$?\"" 2>&1 </dev/null)
+S $who sandbox run --workspace direct -p '$proj' -- '$proj/probe' kill0; echo \"caller lives, run \$?\"" 2>&1 </dev/null)
         t_match "$who: sandbox run: kill(0) inside reaches neither the caller nor the runtime" \
                 'caller lives, run [0-9]+$' "$out"
         S "$who" sandbox down -p "$proj" >/dev/null 2>&1 </dev/null

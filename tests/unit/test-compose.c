@@ -309,7 +309,13 @@ Test(compose, review_mode_workspace_is_an_overlay_over_the_layer)
         in.layer = "/state/umwelt/proj-1/layer";
         struct spec *s = compose(&in);
         const struct spec_mount *m = expect_mount(s, W, "overlay");
-        cr_expect_str_eq(option_with(m, "lowerdir="), W, "a user's: the workspace by path");
+        char target[4096];
+        const char *lower = option_with(m, "lowerdir=");
+        ssize_t n = lower ? readlink(lower, target, sizeof(target) - 1) : -1;
+        cr_assert_gt(n, 0, "a user's lowerdir is an fd compose opened: %s", lower);
+        target[n] = '\0';
+        cr_expect_str_eq(target, W);
+        cr_expect(has_option(m, "volatile"), "no sync of the state filesystem at its end");
         cr_expect_str_eq(option_with(m, "upperdir="), "/state/umwelt/proj-1/layer/upper");
         cr_expect_str_eq(option_with(m, "workdir="), "/state/umwelt/proj-1/layer/work");
         cr_expect(has_option(m, "userxattr"));
@@ -326,9 +332,8 @@ Test(compose, review_mode_workspace_is_an_overlay_over_the_layer)
         s = compose(&in);
         m = expect_mount(s, W, "overlay");
         cr_expect(has_option(m, "idmap"), "root's: its layers idmapped");
-        char target[4096];
-        const char *lower = option_with(m, "lowerdir=");
-        ssize_t n = lower ? readlink(lower, target, sizeof(target) - 1) : -1;
+        lower = option_with(m, "lowerdir=");
+        n = lower ? readlink(lower, target, sizeof(target) - 1) : -1;
         cr_assert_gt(n, 0, "root's lowerdir is an fd compose opened: %s", lower);
         target[n] = '\0';
         cr_expect_str_eq(target, W);
@@ -338,8 +343,7 @@ Test(compose, review_mode_workspace_is_an_overlay_over_the_layer)
 Test(compose, review_mode_refuses_a_path_an_overlay_cannot_name)
 {
         struct compose_input in = input();
-        in.workspace = "/tmp/a,b";
-        in.layer = "/state/layer";
+        in.layer = "/state/a,b/layer"; /* the workspace is named by fd: any path */
         char *json = NULL;
         struct umw_error *err = NULL;
         cr_assert_lt(compose_config(&in, &json, &err), 0);
