@@ -63,8 +63,11 @@ static const struct verb verbs[] = {
      "doctor [--deep] [--json]"},
     {"policy", verb_policy, "look at the project's .umwelt.toml, accept it (until then unapplied)",
      "policy diff|accept [-p DIR]"},
-    {"deliver", verb_deliver, "review what the agent changed in the project's layer",
-     "deliver review [-p DIR] [--json]"},
+    {"deliver", verb_deliver, "review what the agent changed in the project's layer, deliver it",
+     "deliver review [-p DIR] [--since start|last|N] [--json]\n"
+     "       deliver apply --branch NAME [--include PATH]... [-m TEXT] [-p DIR] [--json]\n"
+     "       deliver sync [--include PATH]... [-p DIR] [--json]\n"
+     "       deliver discard [-p DIR]"},
 };
 
 static void print_help(void)

@@ -1,39 +1,67 @@
-/* deliver: the agent's changes in review mode, looked at before anything
- * of them reaches the host (face/deliver.c). */
+/* deliver: the agent's changes in review mode, looked at and brought to
+ * the host. review, apply and sync are umwelt-deliver's, the program that
+ * links libgit2 (face/deliver.h): exec'd here with the arguments as they
+ * came, so that umwelt-run, whose start is measured, never loads it.
+ * discard needs the runtime's state (is the sandbox up?), so it is here. */
 #include "src/verbs.h"
 #include "face/sandbox.h"
+#include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { OPT_JSON = 256 };
+#define DELIVER_BIN "umwelt-deliver"
 
-VERB(deliver)
+static int exec_deliver(int argc, char **argv, struct umw_error **err)
 {
-        (void)g;
+        _cleanup_free_ char *bin = NULL;
+        int r = umw_find_program(DELIVER_BIN, &bin, err);
+        if (r < 0)
+                return umw_error_prefix(err, "deliver %s", argv[1]);
+        _cleanup_free_ char **args = calloc((size_t)argc + 1, sizeof(*args));
+        if (!args)
+                return umw_fail_sys(err, ENOMEM, "deliver");
+        args[0] = (char *)DELIVER_BIN;
+        for (int i = 1; i < argc; i++)
+                args[i] = argv[i];
+        execv(bin, args);
+        return umw_fail_errno(err, "deliver: exec %s", bin);
+}
+
+static int discard(struct global_opts *g, int argc, char **argv, struct umw_error **err)
+{
         static const struct option longopts[] = {
             {"project", required_argument, NULL, 'p'},
-            {"json", no_argument, NULL, OPT_JSON},
             {0},
         };
-        const char *sub = argc > 1 ? argv[1] : "";
-        if (strcmp(sub, "review") != 0)
-                return opts_usage_error(err, "deliver", "expected review, found '%s'", sub);
         const char *project = NULL;
-        bool json = false;
         optind = 2;
         opterr = 0;
         int c;
         while ((c = getopt_long(argc, argv, "+p:", longopts, NULL)) != -1) {
-                if (c == 'p')
-                        project = optarg;
-                else if (c == OPT_JSON)
-                        json = true;
-                else
+                if (c != 'p')
                         return opts_usage_error(err, "deliver", "unknown option '%s'",
                                                 argv[optind - 1]);
+                project = optarg;
         }
         int r = opts_expect_args("deliver", argc, argv, optind, 0, 0, err);
-        return r < 0 ? r : sandbox_deliver_review(project, json, err);
+        return r < 0 ? r : sandbox_deliver_discard(&g->rt, project, err);
+}
+
+VERB(deliver)
+{
+        static const char *const delivered[] = {"review", "apply", "sync"};
+        const char *sub = argc > 1 ? argv[1] : "";
+        if (strcmp(sub, "discard") == 0)
+                return discard(g, argc, argv, err);
+        for (size_t i = 0; i < ARRAY_SIZE(delivered); i++)
+                if (strcmp(sub, delivered[i]) == 0)
+                        return exec_deliver(argc, argv, err);
+        return opts_usage_error(err, "deliver",
+                                "expected review, apply, sync or discard, found '%s'", sub);
 }
