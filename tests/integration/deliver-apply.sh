@@ -1,0 +1,256 @@
+#!/bin/bash
+# Delivery, end to end (issue 13): layers written by real review-mode
+# sandboxes, root's and a user's, delivered by umwelt-deliver (exec'd by
+# umwelt-run deliver). apply commits the apply bucket and the files
+# included to a working branch with libgit2 only: no hook runs, the
+# working tree and index are untouched, the branch's tree is exactly the
+# baseline plus what went; a symlink to /etc/shadow goes as its text; a
+# host file changed since the baseline is a conflict, held and merged;
+# protected and invalid branches and bad includes are refused with one
+# line and leave nothing. --since, sync and discard too.
+T_NAME=deliver-apply
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+t_test_user
+t_keep_floor
+floor 'limits_best_effort = true'
+command -v git >/dev/null || t_skip_all "git missing"
+command -v python3 >/dev/null || t_skip_all "python3 missing"
+
+# buckets: "path TAB bucket TAB reason" lines of a review's JSON.
+buckets() {
+        python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["changes"]:
+    print("%s\t%s\t%s" % (c["path"], c["bucket"], c["reason"] or ""))'
+}
+# merge_of PATH: the merge text review --json shows for PATH.
+merge_of() {
+        P=$1 python3 -c '
+import json, os, sys
+for c in json.load(sys.stdin)["changes"]:
+    if c["path"] == os.environ["P"]:
+        print(c["merge"] or "")'
+}
+g() { git -c safe.directory='*' -C "$proj" "$@"; }
+
+# make_project DIR: a repository on branch trunk with hooks that would
+# leave markers in $T_TMP, and the user's identity in its config.
+make_project() {
+        mkdir -p "$1/src"
+        printf 'a\nb\nc\n' >"$1/src/main.c"
+        echo old >"$1/gone.txt"
+        echo moved >"$1/old.txt"
+        echo keep >"$1/keep.txt"
+        printf 'one\ntwo\nthree\n' >"$1/conflict.txt"
+        printf '#!/bin/sh\necho build\n' >"$1/build.sh"
+        chmod +x "$1/build.sh"
+        git -C "$1" init -q -b trunk
+        git -C "$1" config user.name "Host User"
+        git -C "$1" config user.email host@example.org
+        git -C "$1" add -A
+        git -C "$1" commit -qm base
+        for h in pre-commit post-commit commit-msg reference-transaction post-checkout; do
+                printf '#!/bin/sh\ntouch "%s/HOOK-%s"\n' "$T_TMP" "$h" >"$1/.git/hooks/$h"
+                chmod +x "$1/.git/hooks/$h"
+        done
+}
+
+AGENT='
+set -e
+printf "a\nB\nc\n" >src/main.c
+rm gone.txt
+mv old.txt renamed.txt
+printf "new\n" >new.txt
+chmod +x keep.txt
+printf "x\000y" >bin.dat
+head -c 1100000 /dev/zero | tr "\000" a >big.txt
+ln -s /etc/shadow shadow
+touch "$(printf "bad\377name")"
+git init -q sub
+printf "one\ntwo\nagent\n" >conflict.txt
+'
+
+# ------------------------------------------------------------- root
+export HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state
+mkdir -p "$HOME"
+proj=$T_TMP/proj
+make_project "$proj"
+base=$(g rev-parse HEAD)
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
+        /bin/sh -c "$AGENT"
+t_eq "root: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+state=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)
+# The user changes a file on the host after the layer began.
+printf 'ONE\ntwo\nthree\n' >"$proj/conflict.txt"
+
+t_eq "umwelt-run does not link libgit2" "" "$(ldd "$RT" | grep libgit2)"
+
+capture_split "$RT" deliver review -p "$proj" --json
+t_eq "root: review --json" 0 "$T_RC" "$T_ERR"
+got=$(buckets <<<"$T_OUT")
+want_bucket() {
+        local line
+        line=$(P=$1 awk -F'\t' '$1 == ENVIRON["P"] {print $2 "\t" $3}' <<<"$got")
+        t_match "root: $1 is $2" "^$2"$'\t'".*${3:-}" "$line" "$got"
+}
+want_bucket src/main.c apply
+want_bucket gone.txt apply
+want_bucket old.txt apply
+want_bucket renamed.txt apply
+want_bucket new.txt apply
+want_bucket keep.txt hold "executable"
+want_bucket bin.dat hold "a binary file"
+want_bucket big.txt hold "larger than the size limit"
+want_bucket shadow hold "a symbolic link"
+want_bucket 'bad\xffname' reject "not valid UTF-8"
+want_bucket sub hold "a nested repository"
+want_bucket conflict.txt hold "a conflict: the host's file changed since the baseline"
+merge=$(merge_of conflict.txt <<<"$T_OUT")
+t_match "... the conflict shown with git_merge_file's three-way text" \
+        '^(ONE|<<<<<<< host).*agent' "$(tr '\n' ' ' <<<"${merge//\\x0a/ }")"
+capture_split "$RT" deliver review -p "$proj"
+t_match "... and in the text form, indented" $'\n    .*agent' "$T_OUT"
+
+# Bad input: one line, its exit code, nothing left behind.
+index0=$(sha1sum <"$proj/.git/index")
+status0=$(g status --porcelain)
+nothing_left() {
+        t_eq "$1: no branch made" "" "$(g branch --list agent)"
+        t_eq "$1: no delivery recorded" "" "$(ls "$state/deliveries" 2>/dev/null)"
+}
+refused() { # NAME RC REGEX ARGS...
+        local name=$1 rc=$2 re=$3
+        shift 3
+        capture_split "$RT" deliver "$@"
+        t_eq "$name: exit $rc" "$rc" "$T_RC" "$T_ERR"
+        t_match "... one line: $re" "^umwelt-[a-z]+: [^"$'\n'"]*$re[^"$'\n'"]*$" "$T_ERR"
+        nothing_left "$name"
+}
+refused "an unknown subcommand" 2 "expected review, apply, sync or discard" push -p "$proj"
+refused "apply without --branch" 2 "expected --branch NAME" apply -p "$proj"
+refused "an unknown option" 2 "unknown option '--bogus'" apply -p "$proj" --branch agent --bogus
+refused "the branch main" 3 "main and master are never delivered to" apply -p "$proj" --branch main
+refused "the branch checked out" 3 "the branch checked out on the host" apply -p "$proj" --branch trunk
+g config init.defaultBranch dev
+refused "init.defaultBranch" 3 "init.defaultBranch" apply -p "$proj" --branch dev
+g config --unset init.defaultBranch
+refused "a leading -" 3 "expected a valid git branch name" apply -p "$proj" --branch -x
+refused "a bad branch name" 3 "expected a valid git branch name" apply -p "$proj" --branch 'a..b'
+refused "--include of no change" 3 "no such change in the layer" \
+        apply -p "$proj" --branch agent --include nope.txt
+refused "--include of a rejected path" 3 "rejected .*never delivered" \
+        apply -p "$proj" --branch agent --include "$(printf 'bad\377name')"
+refused "--include of an applied path" 3 "not held" \
+        apply -p "$proj" --branch agent --include new.txt
+refused "--include of the nested repository" 3 "a nested repository is not delivered" \
+        apply -p "$proj" --branch agent --include sub
+refused "--since of no delivery" 4 "no such delivery" review -p "$proj" --since 3
+
+# apply: the apply bucket, the link and the mode change included.
+capture_split "$RT" deliver apply -p "$proj" --branch agent --include shadow --include keep.txt
+t_eq "root: apply" 0 "$T_RC" "$T_ERR"
+t_match "... numbered, on the branch" "^delivery 1: 7 delivered, [0-9]+ held, [0-9]+ rejected: [0-9a-f]{40} on agent$" "$T_OUT"
+t_eq "... no hook ran" "" "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)"
+t_eq "... the working tree as it was" "$status0" "$(g status --porcelain)"
+t_eq "... the index as it was" "$index0" "$(sha1sum <"$proj/.git/index")"
+t_eq "... HEAD still on trunk at the baseline" "trunk $base" \
+        "$(g symbolic-ref --short HEAD) $(g rev-parse HEAD)"
+t_eq "... the branch's parent is the baseline" "$base" "$(g rev-parse agent~1)"
+t_eq "... its tree: the baseline plus exactly what went" \
+        "build.sh conflict.txt keep.txt new.txt renamed.txt shadow src/main.c" \
+        "$(g ls-tree -r --name-only agent | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... keep.txt now 100755, shadow 120000" "100755 keep.txt 120000 shadow" \
+        "$(g ls-tree agent keep.txt shadow | awk '{print $1, $4}' | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... the link delivered as its text, its target never read" "/etc/shadow" \
+        "$(g cat-file blob agent:shadow)"
+t_eq "... the edit as the agent made it" "a B c" "$(g show agent:src/main.c | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... the conflict not delivered: the baseline's" "one two three" \
+        "$(g show agent:conflict.txt | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... author and committer: the host user's git identity" \
+        "Host User <host@example.org> Host User <host@example.org>" \
+        "$(g log -1 --format='%an <%ae> %cn <%ce>' agent)"
+t_eq "... the record 0600" "600" "$(stat -c %a "$state/deliveries/1.json")"
+t_match "... recording branch, commit and each file's bucket and blob" \
+        '"branch": *"agent".*"commit": *"[0-9a-f]{40}".*"path": *"shadow", *"bucket": *"hold", *"delivered": *true.*"blob": *"[0-9a-f]{40}"' \
+        "$(tr -d '\n' <"$state/deliveries/1.json")"
+t_match "... one audit line listing each file and its bucket" \
+        '"event":"deliver",.*"number":1,.*"branch":"agent".*\{"path":"src/main.c","bucket":"apply","delivered":true\}' \
+        "$(grep '"event":"deliver"' "$state/audit.jsonl")"
+capture_split "$RT" deliver apply -p "$proj" --branch agent --include shadow --include keep.txt
+t_eq "root: the same again: nothing to deliver, exit 6" 6 "$T_RC" "$T_ERR"
+
+# A second session: the branch moves forward, --since shows what is new.
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
+        /bin/sh -c 'printf "newer\n" >new.txt; echo 2 >second.txt'
+t_eq "root: a second session on the layer" 0 "$T_RC" "$T_ERR"
+capture_split "$RT" deliver review -p "$proj" --json
+since_last=$(buckets <<<"$T_OUT" | cut -f1 | grep -v -e bin.dat -e big.txt -e sub -e name -e conflict | tr '\n' ' ')
+t_eq "root: review (--since last) shows only the newer changes" "new.txt second.txt " "$since_last" "$T_OUT"
+capture_split "$RT" deliver review -p "$proj" --since start --json
+t_match "... --since start shows every change" "src/main.c" "$(buckets <<<"$T_OUT")"
+capture_split "$RT" deliver apply -p "$proj" --branch agent -m "second delivery"
+t_match "root: a second apply" "^delivery 2: " "$T_OUT" "$T_ERR"
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/1.json")
+t_eq "... the branch moved forward from the first" "$first second delivery" \
+        "$(g rev-parse agent~1) $(g log -1 --format=%s agent)"
+t_eq "... with the newer file" "newer" "$(g show agent:new.txt)"
+t_eq "... still no hook ran" "" "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)"
+
+# discard: refused while the sandbox is up, then the layer is gone.
+capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj" --workspace review
+t_eq "root: up in review mode" 0 "$T_RC" "$T_ERR"
+capture_split "$RT" --root "$T_ROOT" deliver discard -p "$proj"
+t_eq "root: discard while up: exit 6" 6 "$T_RC" "$T_ERR"
+t_eq "... the layer kept" "yes" "$([[ -d $state/layer/upper ]] && echo yes)"
+"$RT" --root "$T_ROOT" sandbox down -p "$proj" >/dev/null 2>&1
+capture_split "$RT" --root "$T_ROOT" deliver discard -p "$proj"
+t_eq "root: discard" 0 "$T_RC" "$T_ERR"
+t_eq "... the layer gone (work/work's 000 too)" "" "$(ls -A "$state/layer" 2>/dev/null)"
+capture_split "$RT" deliver review -p "$proj"
+t_eq "... review finds no layer: exit 4" 4 "$T_RC" "$T_ERR"
+
+# ------------------------------------------------------------- sync
+plain=$T_TMP/plain
+mkdir -p "$plain"
+echo b >"$plain/b.txt"
+echo c >"$plain/c.txt"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$plain" --workspace review -- /bin/sh -c \
+        'echo a >a.txt; mkdir -p d/e; echo f >d/e/f.txt; echo B >b.txt; rm c.txt
+         printf "#!/bin/sh\n" >run.sh; chmod +x run.sh'
+t_eq "sync: the agent's work in a project without git" 0 "$T_RC" "$T_ERR"
+capture_split "$RT" deliver apply -p "$plain" --branch agent
+t_eq "sync: apply without a repository: exit 4" 4 "$T_RC" "$T_ERR"
+capture_split "$RT" deliver sync -p "$plain"
+t_match "sync: written into the host's tree" "^delivery 1: 4 delivered, 1 held" "$T_OUT" "$T_ERR"
+t_eq "... adds, edits, deletions; the held script not" "a B f absent absent" \
+        "$(cat "$plain/a.txt" "$plain/b.txt" "$plain/d/e/f.txt" | tr '\n' ' ')$([[ -e $plain/c.txt ]] || echo absent) $([[ -e $plain/run.sh ]] || echo absent)"
+capture_split "$RT" deliver sync -p "$plain" --include run.sh
+t_eq "sync: --include of the script: its exec bit kept" "0 755" "$T_RC $(stat -c %a "$plain/run.sh")" "$T_ERR"
+
+# ------------------------------------------------------------- the user
+proj=$T_TMP/uproj
+make_project "$proj"
+chown -R "$U:$G" "$proj"
+rm -f "$T_TMP"/HOOK-*
+chmod 777 "$T_TMP"
+capture_split as_user "$RT" sandbox run -p "$proj" --workspace review -- /bin/sh -c "$AGENT"
+t_eq "user: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
+# Host git as the user: root's would rewrite the index as root's.
+g() { as_user git -C "$proj" "$@"; }
+index0=$(sha1sum <"$proj/.git/index")
+status0=$(g status --porcelain)
+capture_split as_user "$RT" deliver apply -p "$proj" --branch agent --include shadow
+t_match "user: apply" "^delivery 1: 7 delivered" "$T_OUT" "$T_ERR"
+t_eq "... the branch's files" "new.txt renamed.txt shadow src/main.c" \
+        "$(g diff --name-only trunk agent | grep -v -e gone -e old | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... the link as its text" "/etc/shadow" "$(g cat-file blob agent:shadow)"
+t_eq "... no hook ran, tree and index as they were" "|$status0|$index0" \
+        "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)|$(g status --porcelain)|$(sha1sum <"$proj/.git/index")"
+t_eq "... the objects the user's" "" "$(find "$proj/.git" ! -user "$U" | head -3)"
+capture_split as_user "$RT" deliver discard -p "$proj"
+t_eq "user: discard, as the user" 0 "$T_RC" "$T_ERR"
+t_eq "... the layer gone" "" "$(ls -A "$XDG"/.local/state/umwelt/uproj-*/layer 2>/dev/null)"
+
+t_done
