@@ -114,8 +114,9 @@ capture_split "$RT" deliver review -p "$proj"
 t_match "... and in the text form, indented" $'\n    .*agent' "$T_OUT"
 
 # Bad input: one line, its exit code, nothing left behind.
-index0=$(sha1sum <"$proj/.git/index")
+# git status refreshes the index's stat data: once before the hash.
 status0=$(g status --porcelain)
+index0=$(sha1sum <"$proj/.git/index")
 nothing_left() {
         t_eq "$1: no branch made" "" "$(g branch --list agent)"
         t_eq "$1: no delivery recorded" "" "$(ls "$state/deliveries" 2>/dev/null)"
@@ -153,8 +154,8 @@ capture_split "$RT" deliver apply -p "$proj" --branch agent --include shadow --i
 t_eq "root: apply" 0 "$T_RC" "$T_ERR"
 t_match "... numbered, on the branch" "^delivery 1: 7 delivered, [0-9]+ held, [0-9]+ rejected: [0-9a-f]{40} on agent$" "$T_OUT"
 t_eq "... no hook ran" "" "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)"
-t_eq "... the working tree as it was" "$status0" "$(g status --porcelain)"
 t_eq "... the index as it was" "$index0" "$(sha1sum <"$proj/.git/index")"
+t_eq "... the working tree as it was" "$status0" "$(g status --porcelain)"
 t_eq "... HEAD still on trunk at the baseline" "trunk $base" \
         "$(g symbolic-ref --short HEAD) $(g rev-parse HEAD)"
 t_eq "... the branch's parent is the baseline" "$base" "$(g rev-parse agent~1)"
@@ -239,15 +240,16 @@ capture_split as_user "$RT" sandbox run -p "$proj" --workspace review -- /bin/sh
 t_eq "user: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
 # Host git as the user: root's would rewrite the index as root's.
 g() { as_user git -C "$proj" "$@"; }
-index0=$(sha1sum <"$proj/.git/index")
 status0=$(g status --porcelain)
+index0=$(sha1sum <"$proj/.git/index")
 capture_split as_user "$RT" deliver apply -p "$proj" --branch agent --include shadow
 t_match "user: apply" "^delivery 1: 7 delivered" "$T_OUT" "$T_ERR"
-t_eq "... the branch's files" "new.txt renamed.txt shadow src/main.c" \
+t_eq "... the branch's files (no conflict here: conflict.txt goes)" \
+        "conflict.txt new.txt renamed.txt shadow src/main.c" \
         "$(g diff --name-only trunk agent | grep -v -e gone -e old | tr '\n' ' ' | sed 's/ $//')"
 t_eq "... the link as its text" "/etc/shadow" "$(g cat-file blob agent:shadow)"
-t_eq "... no hook ran, tree and index as they were" "|$status0|$index0" \
-        "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)|$(g status --porcelain)|$(sha1sum <"$proj/.git/index")"
+t_eq "... no hook ran, index and tree as they were" "|$index0|$status0" \
+        "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)|$(sha1sum <"$proj/.git/index")|$(g status --porcelain)"
 t_eq "... the objects the user's" "" "$(find "$proj/.git" ! -user "$U" | head -3)"
 capture_split as_user "$RT" deliver discard -p "$proj"
 t_eq "user: discard, as the user" 0 "$T_RC" "$T_ERR"
