@@ -33,19 +33,6 @@ static struct counts count(const struct deliver_set *d)
         return c;
 }
 
-/* A conflict's merged text, each line indented, terminal-safe. */
-static void print_merge(const char *text)
-{
-        for (const char *p = text; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t n = nl ? (size_t)(nl - p) : strlen(p);
-                fputs("    ", stdout);
-                umw_put_printable(stdout, p, n, true);
-                putchar('\n');
-                p += n + (nl ? 1 : 0);
-        }
-}
-
 static void print_text(const struct deliver_set *d)
 {
         for (size_t i = 0; i < d->n; i++) {
@@ -61,7 +48,7 @@ static void print_text(const struct deliver_set *d)
                 umw_put_printable(stdout, c->path, c->entry.len, false);
                 printf("%s%s\n", v->reason ? ": " : "", v->reason ? v->reason : "");
                 if (d->items[i].merge)
-                        print_merge(d->items[i].merge);
+                        deliver_put_lines(stdout, d->items[i].merge, "    ");
         }
         struct counts n = count(d);
         printf("%zu changed: %zu apply, %zu hold, %zu reject\n", n.shown, n.by[DELIVERY_APPLY],
@@ -73,8 +60,7 @@ static int gen_change(yajl_gen g, const struct deliver_item *it)
         const struct layer_change *c = it->c;
         const struct delivery_verdict *v = &it->v;
         _cleanup_free_ char *path = deliver_printable(c->path, c->entry.len);
-        _cleanup_free_ char *merge =
-            it->merge ? deliver_printable(it->merge, strlen(it->merge)) : NULL;
+        _cleanup_free_ char *merge = it->merge ? deliver_printable_lines(it->merge) : NULL;
         if (!path)
                 return -ENOMEM;
         yajl_gen_map_open(g);

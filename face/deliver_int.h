@@ -9,6 +9,7 @@
 #include "common/error.h"
 
 #include <git2.h>
+#include <stdio.h>
 
 /* The hex id of a blob, or "" for a path that is not there (deleted). */
 typedef char deliver_hex[GIT_OID_HEXSZ + 1];
@@ -78,6 +79,10 @@ void deliver_report(const struct deliver_set *d, const struct deliver_result *re
 bool deliver_item_goes(const struct deliver_item *it);
 /* The agent's name, terminal-safe (malloc'd). */
 char *deliver_printable(const char *path, size_t len);
+/* The agent's text (a merge), each line terminal-safe after indent. */
+void deliver_put_lines(FILE *out, const char *text, const char *indent);
+/* Same, without indent, as a string (malloc'd). */
+char *deliver_printable_lines(const char *text);
 
 /* ------------------------------------------------------------- deliver_git.c */
 

@@ -40,6 +40,29 @@ char *deliver_printable(const char *path, size_t len)
         return fclose(f) == 0 ? out : NULL;
 }
 
+void deliver_put_lines(FILE *out, const char *text, const char *indent)
+{
+        for (const char *p = text; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t)(nl - p) : strlen(p);
+                fputs(indent, out);
+                umw_put_printable(out, p, n, true);
+                putc('\n', out);
+                p += n + (nl ? 1 : 0);
+        }
+}
+
+char *deliver_printable_lines(const char *text)
+{
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+        if (!f)
+                return NULL;
+        deliver_put_lines(f, text, "");
+        return fclose(f) == 0 ? out : NULL;
+}
+
 /* N of "N.json" (no leading zero), 0 for any other name. */
 static unsigned record_number(const char *name)
 {

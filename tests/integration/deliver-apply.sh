@@ -18,13 +18,6 @@ floor 'limits_best_effort = true'
 command -v git >/dev/null || t_skip_all "git missing"
 command -v python3 >/dev/null || t_skip_all "python3 missing"
 
-# buckets: "path TAB bucket TAB reason" lines of a review's JSON.
-buckets() {
-        python3 -c '
-import json, sys
-for c in json.load(sys.stdin)["changes"]:
-    print("%s\t%s\t%s" % (c["path"], c["bucket"], c["reason"] or ""))'
-}
 # merge_of PATH: the merge text review --json shows for PATH.
 merge_of() {
         P=$1 python3 -c '
@@ -83,18 +76,14 @@ capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -
 t_eq "root: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
 state=$(ls -d "$XDG_STATE_HOME"/umwelt/proj-*)
 # The user changes a file on the host after the layer began.
-printf 'ONE\ntwo\nthree\n' >"$proj/conflict.txt"
+printf 'one\ntwo\nHOST\n' >"$proj/conflict.txt"
 
 t_eq "umwelt-run does not link libgit2" "" "$(ldd "$RT" | grep libgit2)"
 
 capture_split "$RT" deliver review -p "$proj" --json
 t_eq "root: review --json" 0 "$T_RC" "$T_ERR"
-got=$(buckets <<<"$T_OUT")
-want_bucket() {
-        local line
-        line=$(P=$1 awk -F'\t' '$1 == ENVIRON["P"] {print $2 "\t" $3}' <<<"$got")
-        t_match "root: $1 is $2" "^$2"$'\t'".*${3:-}" "$line" "$got"
-}
+got=$(t_buckets <<<"$T_OUT")
+want_bucket() { t_bucket root "$got" "$@"; }
 want_bucket src/main.c apply
 want_bucket gone.txt apply
 want_bucket old.txt apply
@@ -109,7 +98,7 @@ want_bucket sub hold "a nested repository"
 want_bucket conflict.txt hold "a conflict: the host's file changed since the baseline"
 merge=$(merge_of conflict.txt <<<"$T_OUT")
 t_match "... the conflict shown with git_merge_file's three-way text" \
-        '^(ONE|<<<<<<< host).*agent' "$(tr '\n' ' ' <<<"${merge//\\x0a/ }")"
+        '^one.two.<<<<<<< host.HOST.=======.agent.>>>>>>> agent.?$' "$(tr '\n' . <<<"$merge")"
 capture_split "$RT" deliver review -p "$proj"
 t_match "... and in the text form, indented" $'\n    .*agent' "$T_OUT"
 
@@ -187,10 +176,10 @@ capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -
         /bin/sh -c 'printf "newer\n" >new.txt; echo 2 >second.txt'
 t_eq "root: a second session on the layer" 0 "$T_RC" "$T_ERR"
 capture_split "$RT" deliver review -p "$proj" --json
-since_last=$(buckets <<<"$T_OUT" | cut -f1 | grep -v -e bin.dat -e big.txt -e sub -e name -e conflict | tr '\n' ' ')
+since_last=$(t_buckets <<<"$T_OUT" | cut -f1 | grep -v -e bin.dat -e big.txt -e sub -e name -e conflict | tr '\n' ' ')
 t_eq "root: review (--since last) shows only the newer changes" "new.txt second.txt " "$since_last" "$T_OUT"
 capture_split "$RT" deliver review -p "$proj" --since start --json
-t_match "... --since start shows every change" "src/main.c" "$(buckets <<<"$T_OUT")"
+t_match "... --since start shows every change" "src/main.c" "$(t_buckets <<<"$T_OUT")"
 capture_split "$RT" deliver apply -p "$proj" --branch agent -m "second delivery"
 t_match "root: a second apply" "^delivery 2: " "$T_OUT" "$T_ERR"
 first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/1.json")
