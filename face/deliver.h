@@ -12,13 +12,15 @@
 #include <stddef.h>
 
 struct umw_error;
+struct runtime_opts;
 
 struct deliver_opts {
-        const char *project;  /* -p, NULL: "." */
-        bool json;            /* --json */
-        const char *branch;   /* apply --branch */
-        const char *message;  /* apply -m, NULL: a summary */
-        const char **include; /* --include PATH..., held files to deliver too */
+        const struct runtime_opts *rt; /* where the runtime's state is (sync, is it up?) */
+        const char *project;           /* -p, NULL: "." */
+        bool json;                     /* --json */
+        const char *branch;            /* apply --branch */
+        const char *message;           /* apply -m, NULL: a summary */
+        const char **include;          /* --include PATH..., held files to deliver too */
         size_t n_include;
         const char *since; /* review --since start|last|N, NULL: last */
 };
@@ -34,7 +36,9 @@ int deliver_review(const struct deliver_opts *o, struct umw_error **err);
  * or invalid branch, an include not held, no identity is UMW_EXIT_CONFIG;
  * no repository, no layer UMW_EXIT_NOTFOUND. */
 int deliver_apply(const struct deliver_opts *o, struct umw_error **err);
-/* The same set written into the host's tree instead, by fd. */
+/* The same set written into the host's tree instead, by fd; refused
+ * (UMW_EXIT_STATE) while the sandbox runs: overlayfs leaves a lower
+ * directory changed under a mounted overlay undefined. */
 int deliver_sync(const struct deliver_opts *o, struct umw_error **err);
 
 #endif

@@ -148,7 +148,8 @@ int deliver_sync(const struct deliver_opts *o, struct umw_error **err)
         _cleanup_deliver_set_ struct deliver_set d = DELIVER_SET_INIT;
         struct stat ws;
         int r;
-        if ((r = read_all(&d, o, err)) < 0)
+        if ((r = read_all(&d, o, err)) < 0 ||
+            (r = sandbox_refuse_running(o->rt, &d.s, "syncing", err)) < 0)
                 return r;
         if (fstat(d.lower, &ws) < 0)
                 return umw_fail_errno(err, "%s", d.s.project.workspace);

@@ -681,23 +681,30 @@ static int remove_layer(const char *dir, struct umw_error **err)
         return layer_remove_tree(fd, slash + 1, err);
 }
 
+int sandbox_refuse_running(const struct runtime_opts *rt, const struct sandbox *s, const char *what,
+                           struct umw_error **err)
+{
+        _cleanup_life_ struct life l = {0};
+        int r = life_lookup(rt, s->project.container_id, &l, err);
+        if (r < 0)
+                return r;
+        if (life_live(&l))
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "sandbox %s for %s is %s: its workspace is an overlay on the "
+                                "layer; stop it (umwelt-run sandbox down -p %s) before %s",
+                                l.id, s->project.workspace, l.status, s->project.workspace, what);
+        return 0;
+}
+
 int sandbox_deliver_discard(const struct runtime_opts *rt, const char *project,
                             struct umw_error **err)
 {
         _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        _cleanup_life_ struct life l = {0};
         _cleanup_free_ char *dir = NULL;
         int r;
         if ((r = sandbox_locate(&s, project, err)) < 0 ||
-            (r = life_lookup(rt, s.project.container_id, &l, err)) < 0)
-                return r;
-        /* A running sandbox's overlay has the layer as its upper. */
-        if (life_live(&l))
-                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
-                                "sandbox %s for %s is %s: its workspace is the layer; stop it "
-                                "(umwelt-run sandbox down -p %s) before discarding",
-                                l.id, s.project.workspace, l.status, s.project.workspace);
-        if ((r = sandbox_layer_dir(&s, &dir, err)) < 0 || (r = sandbox_open_audit(&s, err)) < 0 ||
+            (r = sandbox_refuse_running(rt, &s, "discarding", err)) < 0 ||
+            (r = sandbox_layer_dir(&s, &dir, err)) < 0 || (r = sandbox_open_audit(&s, err)) < 0 ||
             (r = remove_layer(dir, err)) < 0)
                 return r;
         const char *kv[] = {"id", s.project.container_id, "layer", dir, NULL};

@@ -1,6 +1,7 @@
 /* umwelt-deliver: review mode's delivery, the one program that links
  * libgit2 (face/deliver.h). umwelt-run's deliver verb execs it with its
  * arguments, so a sandbox's start never loads the library (2.8 ms). */
+#include "src/opts.h"
 #include "face/deliver.h"
 #include "common/cleanup.h"
 #include "common/error.h"
@@ -15,7 +16,7 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: umwelt-deliver review [-p DIR] [--since start|last|N] [--json]\n"
+    "usage: umwelt-deliver [--root DIR] review [-p DIR] [--since start|last|N] [--json]\n"
     "       umwelt-deliver apply --branch NAME [--include PATH]... [-m TEXT] [-p DIR] [--json]\n"
     "       umwelt-deliver sync [--include PATH]... [-p DIR] [--json]\n"
     "See umwelt-run(1), deliver.\n";
@@ -89,30 +90,46 @@ static int parse(const struct sub *sub, int argc, char **argv, struct deliver_op
 }
 
 /* --include may come once per argument: room for all. */
-static int run_sub(const struct sub *sub, int argc, char **argv, struct umw_error **err)
+static int run_sub(const struct runtime_opts *rt, const struct sub *sub, int argc, char **argv,
+                   struct umw_error **err)
 {
         _cleanup_free_ const char **include = calloc((size_t)argc, sizeof(*include));
-        struct deliver_opts o = {.include = include};
+        struct deliver_opts o = {.rt = rt, .include = include};
         if (!include)
                 return umw_fail_sys(err, ENOMEM, "arguments");
         int r = parse(sub, argc, argv, &o, err);
         return r < 0 ? r : sub->run(&o, err);
 }
 
-static int run(int argc, char **argv, struct umw_error **err)
+/* argv[1] is the sub-verb. */
+static int run_verb(const struct runtime_opts *rt, int argc, char **argv, struct umw_error **err)
 {
-        const char *name = argc > 1 ? argv[1] : "";
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-                fputs(usage_text, stdout);
-                return 0;
-        }
+        const char *name = argv[1];
         for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
                 if (strcmp(subs[i].name, name) != 0)
                         continue;
-                return run_sub(&subs[i], argc, argv, err);
+                return run_sub(rt, &subs[i], argc, argv, err);
         }
         return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
                         "deliver: expected review, apply, sync or discard, found '%s'", name);
+}
+
+/* umwelt-run's global options first (umwelt-run passes --root: where
+ * the runtime's state says whether the sandbox runs), then the sub-verb. */
+static int run(int argc, char **argv, struct umw_error **err)
+{
+        struct global_opts g;
+        int at = 0;
+        int r = opts_parse_global(argc, argv, &g, &at, err);
+        if (r < 0 || g.help) {
+                free(g.root_alloc);
+                if (g.help)
+                        fputs(usage_text, stdout);
+                return r;
+        }
+        r = run_verb(&g.rt, argc - at + 1, argv + at - 1, err);
+        free(g.root_alloc);
+        return r;
 }
 
 int main(int argc, char **argv)

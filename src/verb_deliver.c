@@ -2,7 +2,8 @@
  * the host. review, apply and sync are umwelt-deliver's, the program that
  * links libgit2 (face/deliver.h): exec'd here with the arguments as they
  * came, so that umwelt-run, whose start is measured, never loads it.
- * discard needs the runtime's state (is the sandbox up?), so it is here. */
+ * discard is here: it needs nothing of libgit2. umwelt-deliver gets the
+ * runtime's state root, for sync to see whether the sandbox runs. */
 #include "src/verbs.h"
 #include "face/sandbox.h"
 #include "common/cleanup.h"
@@ -17,18 +18,22 @@
 
 #define DELIVER_BIN "umwelt-deliver"
 
-static int exec_deliver(int argc, char **argv, struct umw_error **err)
+/* umwelt-deliver --root ROOT SUB ARGS...: the state root as this
+ * umwelt-run has it, so that sync sees a running sandbox. */
+static int exec_deliver(const struct global_opts *g, int argc, char **argv, struct umw_error **err)
 {
         _cleanup_free_ char *bin = NULL;
         int r = umw_find_program(DELIVER_BIN, &bin, err);
         if (r < 0)
                 return umw_error_prefix(err, "deliver %s", argv[1]);
-        _cleanup_free_ char **args = calloc((size_t)argc + 1, sizeof(*args));
+        _cleanup_free_ char **args = calloc((size_t)argc + 3, sizeof(*args));
         if (!args)
                 return umw_fail_sys(err, ENOMEM, "deliver");
         args[0] = (char *)DELIVER_BIN;
+        args[1] = (char *)"--root";
+        args[2] = (char *)g->rt.root;
         for (int i = 1; i < argc; i++)
-                args[i] = argv[i];
+                args[i + 2] = argv[i];
         execv(bin, args);
         return umw_fail_errno(err, "deliver: exec %s", bin);
 }
@@ -61,7 +66,7 @@ VERB(deliver)
                 return discard(g, argc, argv, err);
         for (size_t i = 0; i < ARRAY_SIZE(delivered); i++)
                 if (strcmp(sub, delivered[i]) == 0)
-                        return exec_deliver(argc, argv, err);
+                        return exec_deliver(g, argc, argv, err);
         return opts_usage_error(err, "deliver",
                                 "expected review, apply, sync or discard, found '%s'", sub);
 }

@@ -106,8 +106,10 @@ t_match "... and in the text form, indented" $'\n    .*agent' "$T_OUT"
 # git status refreshes the index's stat data: once before the hash.
 status0=$(g status --porcelain)
 index0=$(sha1sum <"$proj/.git/index")
+objects0=$(g count-objects -v | grep -E '^(count|in-pack):' | tr '\n' ' ')
 nothing_left() {
-        t_eq "$1: no branch made" "" "$(g branch --list agent)"
+        t_eq "$1: no branch made, no object written" " $objects0" \
+                "$(g branch --list agent) $(g count-objects -v | grep -E '^(count|in-pack):' | tr '\n' ' ')"
         t_eq "$1: no delivery recorded" "" "$(ls "$state/deliveries" 2>/dev/null)"
 }
 refused() { # NAME RC REGEX ARGS...
@@ -180,8 +182,13 @@ since_last=$(t_buckets <<<"$T_OUT" | cut -f1 | grep -v -e bin.dat -e big.txt -e 
 t_eq "root: review (--since last) shows only the newer changes" "new.txt second.txt " "$since_last" "$T_OUT"
 capture_split "$RT" deliver review -p "$proj" --since start --json
 t_match "... --since start shows every change" "src/main.c" "$(t_buckets <<<"$T_OUT")"
-capture_split "$RT" deliver apply -p "$proj" --branch agent -m "second delivery"
-t_match "root: a second apply" "^delivery 2: " "$T_OUT" "$T_ERR"
+capture_split "$RT" deliver apply -p "$proj" --branch agent -m "second delivery" \
+        --include conflict.txt --include bin.dat
+t_match "root: a second apply, the conflict and the binary included" "^delivery 2: " "$T_OUT" "$T_ERR"
+t_eq "... the conflict as the agent wrote it" "one two agent" \
+        "$(g show agent:conflict.txt | tr '\n' ' ' | sed 's/ $//')"
+t_eq "... the binary byte for byte" "$(sha1sum <"$state/layer/upper/bin.dat")" \
+        "$(g cat-file blob agent:bin.dat | sha1sum)"
 first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/1.json")
 t_eq "... the branch moved forward from the first" "$first second delivery" \
         "$(g rev-parse agent~1) $(g log -1 --format=%s agent)"
@@ -193,6 +200,9 @@ capture_split "$RT" --root "$T_ROOT" sandbox up -p "$proj" --workspace review
 t_eq "root: up in review mode" 0 "$T_RC" "$T_ERR"
 capture_split "$RT" --root "$T_ROOT" deliver discard -p "$proj"
 t_eq "root: discard while up: exit 6" 6 "$T_RC" "$T_ERR"
+st=$(g status --porcelain)
+capture_split "$RT" --root "$T_ROOT" deliver sync -p "$proj"
+t_eq "root: sync while up: exit 6, the tree as it was" "6 $st" "$T_RC $(g status --porcelain)" "$T_ERR"
 t_eq "... the layer kept" "yes" "$([[ -d $state/layer/upper ]] && echo yes)"
 "$RT" --root "$T_ROOT" sandbox down -p "$proj" >/dev/null 2>&1
 capture_split "$RT" --root "$T_ROOT" deliver discard -p "$proj"
