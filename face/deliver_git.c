@@ -176,8 +176,10 @@ static int check_one(struct deliver_set *d, struct deliver_item *it, struct umw_
             (e ? hmode && strcmp(hex, git_oid_tostr_s(git_tree_entry_id(e))) == 0 : !hmode))
                 return 0;
         it->conflict = true;
-        it->v = (struct delivery_verdict){DELIVERY_HOLD,
-                                          "a conflict: the host's file changed since the baseline"};
+        it->v = (struct delivery_verdict){
+            DELIVERY_HOLD, e || unread ? "a conflict: the host's file changed since the baseline"
+                                       : "a conflict: the host has a file the baseline commit "
+                                         "does not (untracked, or new since)"};
         if (unread || !S_ISREG(it->mode ? it->mode : S_IFREG) || (hmode && !S_ISREG(hmode)) ||
             it->c->entry.binary)
                 return 0;

@@ -226,10 +226,24 @@ static void gen_record(yajl_gen g, void *ctx)
                 umw_jgen_key_str(g, "baseline", x->res->baseline);
         umw_jgen_key(g, "files");
         yajl_gen_array_open(g);
-        for (size_t i = 0; i < x->d->n; i++)
-                if (!x->d->items[i].seen)
-                        gen_file(g, &x->d->items[i], x->audit);
+        /* An audit line is at most AUDIT_LINE_MAX: past its budget the
+         * files are counted, and the record holds them all. */
+        size_t budget = AUDIT_LINE_MAX / 4 * 3, left_out = 0;
+        for (size_t i = 0; i < x->d->n; i++) {
+                const struct deliver_item *it = &x->d->items[i];
+                size_t cost = it->c->entry.len * 4 + 64; /* escaped at worst */
+                if (it->seen)
+                        continue;
+                if (x->audit && cost > budget) {
+                        left_out++;
+                        continue;
+                }
+                budget -= x->audit ? cost : 0;
+                gen_file(g, it, x->audit);
+        }
         yajl_gen_array_close(g);
+        if (left_out)
+                umw_jgen_key_int(g, "files_not_listed", (long long)left_out);
         if (!x->audit)
                 yajl_gen_map_close(g);
 }
