@@ -51,6 +51,9 @@ static void print_text(const struct deliver_set *d)
                         deliver_put_lines(stdout, d->items[i].merge, "    ");
         }
         struct counts n = count(d);
+        if (n.shown < d->n)
+                printf("(%zu more as delivered up to --since: --since start shows them)\n",
+                       d->n - n.shown);
         printf("%zu changed: %zu apply, %zu hold, %zu reject\n", n.shown, n.by[DELIVERY_APPLY],
                n.by[DELIVERY_HOLD], n.by[DELIVERY_REJECT]);
 }

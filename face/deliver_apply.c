@@ -143,13 +143,35 @@ static int sync_one(struct deliver_set *d, const struct deliver_item *it, const 
         return write_one(dirfd, name, it, ws, err);
 }
 
+/* Every parent on the way is a directory, or missing (made later):
+ * a link or a file there refuses the sync before anything is written. */
+static int sync_check(struct deliver_set *d, struct umw_error **err)
+{
+        for (size_t i = 0; i < d->n; i++) {
+                const struct deliver_item *it = &d->items[i];
+                _cleanup_close_ int dirfd = -1;
+                size_t base;
+                if (!deliver_item_goes(it) || S_ISDIR(it->mode))
+                        continue;
+                int r = layer_open_parent(d->lower, it->c->path, false, &dirfd, &base, err);
+                if (r < 0 && (*err)->errnum == ENOENT) {
+                        umw_error_freep(err);
+                        continue;
+                }
+                if (r < 0)
+                        return umw_error_prefix(err, "sync: nothing written");
+        }
+        return 0;
+}
+
 int deliver_sync(const struct deliver_opts *o, struct umw_error **err)
 {
         _cleanup_deliver_set_ struct deliver_set d = DELIVER_SET_INIT;
         struct stat ws;
         int r;
         if ((r = read_all(&d, o, err)) < 0 ||
-            (r = sandbox_refuse_running(o->rt, &d.s, "syncing", err)) < 0)
+            (r = sandbox_refuse_running(o->rt, &d.s, "syncing", err)) < 0 ||
+            (r = sync_check(&d, err)) < 0)
                 return r;
         if (fstat(d.lower, &ws) < 0)
                 return umw_fail_errno(err, "%s", d.s.project.workspace);

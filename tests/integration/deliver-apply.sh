@@ -229,6 +229,19 @@ t_eq "... adds, edits, deletions; the held script not" "a B f absent absent" \
 capture_split "$RT" deliver sync -p "$plain" --include run.sh
 t_eq "sync: --include of the script: its exec bit kept" "0 755" "$T_RC $(stat -c %a "$plain/run.sh")" "$T_ERR"
 
+# A link on the host where the layer has a directory: sync writes nothing.
+plain2=$T_TMP/plain2
+mkdir -p "$plain2" "$T_TMP/outside"
+echo keep >"$plain2/keep.txt"
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$plain2" --workspace review -- /bin/sh -c \
+        'echo a >a.txt; mkdir x; echo f >x/f'
+ln -s "$T_TMP/outside" "$plain2/x"
+capture_split "$RT" deliver sync -p "$plain2"
+t_match "sync: a host link on the way refused before anything is written" \
+        "^1 umwelt-deliver: sync: nothing written: open x: (Too many levels of symbolic links|Not a directory)$" "$T_RC $T_ERR"
+t_eq "... nothing written, nothing recorded" "|keep.txt x|" \
+        "$(ls "$T_TMP/outside")|$(ls "$plain2" | tr '\n' ' ' | sed 's/ $//')|$(ls "$XDG_STATE_HOME"/umwelt/plain2-*/deliveries 2>/dev/null)"
+
 # ------------------------------------------------------------- the user
 proj=$T_TMP/uproj
 make_project "$proj"
@@ -241,11 +254,27 @@ t_eq "user: the agent's work in a review-mode sandbox" 0 "$T_RC" "$T_ERR"
 g() { as_user git -C "$proj" "$@"; }
 status0=$(g status --porcelain)
 index0=$(sha1sum <"$proj/.git/index")
+# The host moves on after the layer began; the layer's baseline says where
+# it began (written when the layer is made).
+ubase=$(g rev-parse HEAD)
+uhome=$(ls -d "$XDG"/.local/state/umwelt/uproj-*)
+echo later >"$proj/later.txt"
+as_user git -C "$proj" add later.txt
+as_user git -C "$proj" commit -qm later
+rm -f "$T_TMP"/HOOK-* # host git's own commit ran them: that is git, not a delivery
+echo nonsense >"$uhome/layer/baseline"
+capture_split as_user "$RT" deliver apply -p "$proj" --branch agent
+t_match "user: a malformed baseline file: exit 3" "^3 .*layer/baseline: expected one line, a 40-hex commit id" \
+        "$T_RC $T_ERR"
+echo "$ubase" >"$uhome/layer/baseline"
+status0=$(g status --porcelain)
+index0=$(sha1sum <"$proj/.git/index")
 capture_split as_user "$RT" deliver apply -p "$proj" --branch agent --include shadow
 t_match "user: apply" "^delivery 1: 7 delivered" "$T_OUT" "$T_ERR"
+t_eq "... from the baseline, not the host's HEAD now" "$ubase" "$(g rev-parse agent~1)"
 t_eq "... the branch's files (no conflict here: conflict.txt goes)" \
         "conflict.txt new.txt renamed.txt shadow src/main.c" \
-        "$(g diff --name-only trunk agent | grep -v -e gone -e old | tr '\n' ' ' | sed 's/ $//')"
+        "$(g diff --name-only "$ubase" agent | grep -v -e gone -e old | tr '\n' ' ' | sed 's/ $//')"
 t_eq "... the link as its text" "/etc/shadow" "$(g cat-file blob agent:shadow)"
 t_eq "... no hook ran, index and tree as they were" "|$index0|$status0" \
         "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)|$(sha1sum <"$proj/.git/index")|$(g status --porcelain)"
