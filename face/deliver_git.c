@@ -181,7 +181,7 @@ static int check_one(struct deliver_set *d, struct deliver_item *it, struct umw_
                                        : "a conflict: the host has a file the baseline commit "
                                          "does not (untracked, or new since)"};
         if (unread || !S_ISREG(it->mode ? it->mode : S_IFREG) || (hmode && !S_ISREG(hmode)) ||
-            it->c->entry.binary)
+            it->c->entry.binary || (it->mode && !it->data))
                 return 0;
         _cleanup_git_blob_ git_blob *base = NULL;
         if (e && git_blob_lookup(&base, d->repo, git_tree_entry_id(e)) < 0)

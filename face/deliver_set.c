@@ -58,8 +58,9 @@ static int open_layer(struct deliver_set *d, struct umw_error **err)
 }
 
 /* The agent's bytes of a file or link it, hashed; a change the layer no
- * longer holds as listed is refused as unreadable. */
-static void read_item(struct deliver_set *d, struct deliver_item *it)
+ * longer holds as listed is refused as unreadable. A large file's bytes
+ * are kept only where keep (it was included). */
+static void read_item(struct deliver_set *d, struct deliver_item *it, bool keep)
 {
         const struct delivery_entry *e = &it->c->entry;
         if (it->v.bucket == DELIVERY_REJECT || it->c->kind == LAYER_DELETED || S_ISDIR(e->mode))
@@ -76,6 +77,12 @@ static void read_item(struct deliver_set *d, struct deliver_item *it)
         }
         it->mode = mode;
         deliver_git_hash(it->data, it->len, it->blob);
+        /* A large file is held: its bytes are read again only when it is
+         * included, so a layer of many large files never sits in memory. */
+        if (!keep && it->len > DELIVERY_SIZE_LIMIT) {
+                free(it->data);
+                it->data = NULL;
+        }
 }
 
 static int classify(struct deliver_set *d, struct umw_error **err)
@@ -89,7 +96,7 @@ static int classify(struct deliver_set *d, struct umw_error **err)
                 it->c = &d->changes.v[i];
                 it->mode = it->c->entry.mode;
                 delivery_classify(NULL, &it->c->entry, &it->v);
-                read_item(d, it);
+                read_item(d, it, false);
         }
         return 0;
 }
@@ -165,6 +172,11 @@ static int include_one(struct deliver_set *d, const char *path, struct umw_error
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
                                 "--include %s: refused: a nested repository is not delivered "
                                 "(commit in it, or copy its files without its .git)",
+                                p);
+        if (!it->data && it->mode)
+                read_item(d, it, true);
+        if (!it->data && it->mode)
+                return umw_fail(err, UMW_EXIT_FAILURE, EIO, "--include %s: it could not be read",
                                 p);
         it->included = true;
         return 0;

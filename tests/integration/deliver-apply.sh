@@ -183,12 +183,13 @@ t_eq "root: review (--since last) shows only the newer changes" "new.txt second.
 capture_split "$RT" deliver review -p "$proj" --since start --json
 t_match "... --since start shows every change" "src/main.c" "$(t_buckets <<<"$T_OUT")"
 capture_split "$RT" deliver apply -p "$proj" --branch agent -m "second delivery" \
-        --include conflict.txt --include bin.dat
-t_match "root: a second apply, the conflict and the binary included" "^delivery 2: " "$T_OUT" "$T_ERR"
+        --include conflict.txt --include bin.dat --include big.txt
+t_match "root: a second apply, the conflict, the binary, the large file included" "^delivery 2: " "$T_OUT" "$T_ERR"
 t_eq "... the conflict as the agent wrote it" "one two agent" \
         "$(g show agent:conflict.txt | tr '\n' ' ' | sed 's/ $//')"
-t_eq "... the binary byte for byte" "$(sha1sum <"$state/layer/upper/bin.dat")" \
-        "$(g cat-file blob agent:bin.dat | sha1sum)"
+t_eq "... the binary and the large file byte for byte" \
+        "$(cat "$state/layer/upper/bin.dat" "$state/layer/upper/big.txt" | sha1sum)" \
+        "$( (g cat-file blob agent:bin.dat; g cat-file blob agent:big.txt) | sha1sum)"
 first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/1.json")
 t_eq "... the branch moved forward from the first" "$first second delivery" \
         "$(g rev-parse agent~1) $(g log -1 --format=%s agent)"
