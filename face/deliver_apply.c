@@ -136,15 +136,42 @@ static int sync_one(struct deliver_set *d, const struct deliver_item *it, const 
         if (r < 0)
                 return umw_error_prefix(err, "sync");
         const char *name = it->c->path + base;
+        struct stat st;
         if (!it->mode)
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT
                            ? umw_fail_errno(err, "sync %s: unlink", it->c->path)
                            : 0;
+        /* A directory the agent replaced: its files were deletions, done. */
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            (r = layer_remove_dirs(dirfd, name, err)) < 0)
+                return umw_error_prefix(err, "sync %s", it->c->path);
         return write_one(dirfd, name, it, ws, err);
 }
 
-/* Every parent on the way is a directory, or missing (made later):
- * a link or a file there refuses the sync before anything is written. */
+static int by_item_path(const void *key, const void *item)
+{
+        return strcmp(key, ((const struct deliver_item *)item)->c->path);
+}
+
+/* Whether the set deletes a file or link above path (items are sorted
+ * by path): a file the agent replaced by a directory. */
+static bool above_deleted(const struct deliver_set *d, const char *path)
+{
+        char up[LAYER_PATH_MAX + 1];
+        snprintf(up, sizeof(up), "%s", path);
+        for (char *slash; (slash = strrchr(up, '/'));) {
+                *slash = '\0';
+                const struct deliver_item *it =
+                    bsearch(up, d->items, d->n, sizeof(*d->items), by_item_path);
+                if (it && !it->mode && deliver_item_goes(it))
+                        return true;
+        }
+        return false;
+}
+
+/* Every parent on the way is a directory, missing (made later) or a file
+ * or link the set deletes: anything else refuses the sync before
+ * anything is written. */
 static int sync_check(struct deliver_set *d, struct umw_error **err)
 {
         for (size_t i = 0; i < d->n; i++) {
@@ -154,7 +181,9 @@ static int sync_check(struct deliver_set *d, struct umw_error **err)
                 if (!deliver_item_goes(it) || S_ISDIR(it->mode))
                         continue;
                 int r = layer_open_parent(d->lower, it->c->path, false, &dirfd, &base, err);
-                if (r < 0 && (*err)->errnum == ENOENT) {
+                int e = r < 0 ? (*err)->errnum : 0;
+                if (r < 0 && (e == ENOENT ||
+                              ((e == ENOTDIR || e == ELOOP) && above_deleted(d, it->c->path)))) {
                         umw_error_freep(err);
                         continue;
                 }
@@ -175,12 +204,15 @@ int deliver_sync(const struct deliver_opts *o, struct umw_error **err)
                 return r;
         if (fstat(d.lower, &ws) < 0)
                 return umw_fail_errno(err, "%s", d.s.project.workspace);
-        for (size_t i = 0; i < d.n; i++) {
-                const struct deliver_item *it = &d.items[i];
-                if (deliver_item_goes(it) && !S_ISDIR(it->mode) &&
-                    (r = sync_one(&d, it, &ws, err)) < 0)
-                        return r;
-        }
+        /* Deletions first: a file may take a deleted directory's place,
+         * a directory a deleted file's. */
+        for (int writes = 0; writes < 2; writes++)
+                for (size_t i = 0; i < d.n; i++) {
+                        const struct deliver_item *it = &d.items[i];
+                        if (deliver_item_goes(it) && !S_ISDIR(it->mode) && !it->mode == !writes &&
+                            (r = sync_one(&d, it, &ws, err)) < 0)
+                                return r;
+                }
         struct deliver_result res = {.kind = "sync"};
         if ((r = deliver_record(&d, &res, err)) < 0)
                 return r;

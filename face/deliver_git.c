@@ -167,6 +167,9 @@ static int check_one(struct deliver_set *d, struct deliver_item *it, struct umw_
         _cleanup_git_entry_ git_tree_entry *e = NULL;
         if (d->base_tree && git_tree_entry_bypath(&e, d->base_tree, it->c->path) < 0)
                 e = NULL;
+        /* A directory then and now: its files are changes of their own. */
+        if (unread && rerr->errnum == EISDIR && e && git_tree_entry_type(e) == GIT_OBJECT_TREE)
+                return 0;
         if (e && git_tree_entry_type(e) != GIT_OBJECT_BLOB)
                 e = (git_tree_entry_free(e), NULL);
         deliver_hex hex = "";
@@ -288,30 +291,70 @@ static git_filemode_t filemode(mode_t m)
                           : GIT_FILEMODE_BLOB;
 }
 
-/* The updates the set makes to base: blobs written for what goes, removals
- * for deletions base has. */
-static int updates(struct deliver_set *d, git_tree *base, git_tree_update *u, size_t *n,
-                   struct umw_error **err)
+/* Whether a directory above path is removed already (trees[0..n)): its
+ * files go with it. Such directories are few: each is a file or link the
+ * agent put where a directory was. */
+static bool below_removed(const char *const *trees, size_t n, const char *path)
+{
+        for (size_t k = 0; k < n; k++) {
+                size_t len = strlen(trees[k]);
+                if (strncmp(trees[k], path, len) == 0 && path[len] == '/')
+                        return true;
+        }
+        return false;
+}
+
+/* What base loses: each deletion it has, and each directory a file or
+ * link that goes replaces. A pass of its own, before the blobs: libgit2
+ * neither upserts a blob over a tree nor removes a file and adds below
+ * its name in one update (a D/F conflict). */
+static int remove_from(struct deliver_set *d, git_tree **base, git_tree_update *u,
+                       struct umw_error **err)
+{
+        size_t n = 0, ntrees = 0;
+        _cleanup_free_ const char **trees = calloc(d->n + 1, sizeof(*trees));
+        if (!trees)
+                return umw_fail_sys(err, ENOMEM, "tree");
+        for (size_t i = 0; i < d->n; i++) {
+                struct deliver_item *it = &d->items[i];
+                _cleanup_git_entry_ git_tree_entry *e = NULL;
+                if (!deliver_item_goes(it) || S_ISDIR(it->mode) ||
+                    below_removed(trees, ntrees, it->c->path) ||
+                    git_tree_entry_bypath(&e, *base, it->c->path) < 0)
+                        continue; /* not in the tree: nothing to remove */
+                bool tree = git_tree_entry_type(e) == GIT_OBJECT_TREE;
+                if (tree && it->mode)
+                        trees[ntrees++] = it->c->path;
+                if (!it->mode || tree)
+                        u[n++] = (git_tree_update){.action = GIT_TREE_UPDATE_REMOVE,
+                                                   .path = it->c->path};
+        }
+        git_oid id;
+        git_tree *smaller = NULL;
+        if (n == 0)
+                return 0;
+        if (git_tree_create_updated(&id, d->repo, *base, n, u) < 0 ||
+            git_tree_lookup(&smaller, d->repo, &id) < 0)
+                return deliver_git_fail(err, UMW_EXIT_FAILURE, "tree");
+        git_tree_free(*base);
+        *base = smaller;
+        return 0;
+}
+
+/* What it gains: a blob written for each file or link that goes. */
+static int add_to(struct deliver_set *d, git_tree_update *u, size_t *n, struct umw_error **err)
 {
         *n = 0;
         for (size_t i = 0; i < d->n; i++) {
                 struct deliver_item *it = &d->items[i];
-                if (!deliver_item_goes(it) || S_ISDIR(it->mode))
+                if (!deliver_item_goes(it) || !it->mode || S_ISDIR(it->mode))
                         continue;
-                git_tree_update *x = &u[*n];
-                *x = (git_tree_update){.path = it->c->path};
-                if (!it->mode) {
-                        _cleanup_git_entry_ git_tree_entry *e = NULL;
-                        if (git_tree_entry_bypath(&e, base, it->c->path) < 0)
-                                continue; /* not in the branch: nothing to remove */
-                        x->action = GIT_TREE_UPDATE_REMOVE;
-                } else {
-                        x->action = GIT_TREE_UPDATE_UPSERT;
-                        x->filemode = filemode(it->mode);
-                        if (git_blob_create_from_buffer(&x->id, d->repo, it->data, it->len) < 0)
-                                return deliver_git_fail(err, UMW_EXIT_FAILURE, "blob");
-                }
-                (*n)++;
+                git_tree_update *x = &u[(*n)++];
+                *x = (git_tree_update){.action = GIT_TREE_UPDATE_UPSERT,
+                                       .path = it->c->path,
+                                       .filemode = filemode(it->mode)};
+                if (git_blob_create_from_buffer(&x->id, d->repo, it->data, it->len) < 0)
+                        return deliver_git_fail(err, UMW_EXIT_FAILURE, "blob");
         }
         return 0;
 }
@@ -334,13 +377,15 @@ int deliver_git_commit(struct deliver_set *d, const char *branch, const char *me
                                 "%s: no git identity: set user.name and user.email "
                                 "(git config user.name NAME; git config user.email ADDRESS)",
                                 d->s.project.workspace);
-        if ((r = start_tree(d, ref, &parent, &base, err)) < 0 ||
-            (r = updates(d, base, u, &n, err)) < 0)
+        if ((r = start_tree(d, ref, &parent, &base, err)) < 0)
+                return r;
+        git_oid start = *git_tree_id(base);
+        if ((r = remove_from(d, &base, u, err)) < 0 || (r = add_to(d, u, &n, err)) < 0)
                 return r;
         if (git_tree_create_updated(&tree_id, d->repo, base, n, u) < 0 ||
             git_tree_lookup(&tree, d->repo, &tree_id) < 0)
                 return deliver_git_fail(err, UMW_EXIT_FAILURE, "tree");
-        if (git_oid_equal(&tree_id, git_tree_id(base)) && parent)
+        if (git_oid_equal(&tree_id, &start) && parent)
                 return umw_fail(err, UMW_EXIT_STATE, ENODATA,
                                 "nothing to deliver: %s already holds every change that goes",
                                 branch);

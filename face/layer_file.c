@@ -59,8 +59,8 @@ int layer_read_path(int root_fd, const char *path, size_t max, char **out, size_
          * FIFO is never opened for reading (it would block). */
         _cleanup_close_ int fd = beneath(root_fd, path, O_PATH | O_NOFOLLOW, 0);
         struct stat st;
-        if (fd < 0 && errno == ENOENT)
-                return 0;
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+                return 0; /* nothing there, or a file where a directory would be */
         if (fd < 0 || fstat(fd, &st) < 0)
                 return umw_fail_errno(err, "%s", path);
         if (S_ISLNK(st.st_mode)) {
@@ -68,7 +68,8 @@ int layer_read_path(int root_fd, const char *path, size_t max, char **out, size_
                 return read_link(fd, path, out, len, err);
         }
         if (!S_ISREG(st.st_mode))
-                return umw_fail(err, UMW_EXIT_FAILURE, EISDIR, "%s: not a file or a link", path);
+                return umw_fail(err, UMW_EXIT_FAILURE, S_ISDIR(st.st_mode) ? EISDIR : ENODEV,
+                                "%s: not a file or a link", path);
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
         /* Reopened through the O_PATH fd: the same inode, no new lookup. */
@@ -112,15 +113,20 @@ int layer_open_parent(int root_fd, const char *path, bool create, int *dirfd, si
         return 0;
 }
 
-static int remove_below(int fd, const char *path, int depth, struct umw_error **err);
+static int remove_below(int fd, const char *path, bool dirs_only, int depth,
+                        struct umw_error **err);
 
-/* name in dirfd: a directory emptied and removed, anything else unlinked. */
-static int remove_entry(int dirfd, const char *name, const char *path, int depth,
+/* name in dirfd: a directory emptied and removed, anything else unlinked
+ * (dirs_only: refused). */
+static int remove_entry(int dirfd, const char *name, const char *path, bool dirs_only, int depth,
                         struct umw_error **err)
 {
         struct stat st;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : umw_fail_errno(err, "stat %s/%s", path, name);
+        if (!S_ISDIR(st.st_mode) && dirs_only)
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOTEMPTY,
+                                "%s: %s is in the way: not a change of the layer", path, name);
         if (!S_ISDIR(st.st_mode))
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT
                            ? umw_fail_errno(err, "unlink %s/%s", path, name)
@@ -136,14 +142,14 @@ static int remove_entry(int dirfd, const char *name, const char *path, int depth
         int r;
         if (sub < 0)
                 return umw_fail_errno(err, "open %s/%s", path, name);
-        if ((r = remove_below(sub, path, depth + 1, err)) < 0)
+        if ((r = remove_below(sub, path, dirs_only, depth + 1, err)) < 0)
                 return r;
         return unlinkat(dirfd, name, AT_REMOVEDIR) < 0
                    ? umw_fail_errno(err, "rmdir %s/%s", path, name)
                    : 0;
 }
 
-static int remove_below(int fd, const char *path, int depth, struct umw_error **err)
+static int remove_below(int fd, const char *path, bool dirs_only, int depth, struct umw_error **err)
 {
         int dfd = dup(fd);
         _cleanup_closedir_ DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
@@ -155,7 +161,7 @@ static int remove_below(int fd, const char *path, int depth, struct umw_error **
         struct dirent *e;
         while ((e = readdir(d)))
                 if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-                        int r = remove_entry(fd, e->d_name, path, depth, err);
+                        int r = remove_entry(fd, e->d_name, path, dirs_only, depth, err);
                         if (r < 0)
                                 return r;
                 }
@@ -164,5 +170,10 @@ static int remove_below(int fd, const char *path, int depth, struct umw_error **
 
 int layer_remove_tree(int dirfd, const char *name, struct umw_error **err)
 {
-        return remove_entry(dirfd, name, name, 0, err);
+        return remove_entry(dirfd, name, name, false, 0, err);
+}
+
+int layer_remove_dirs(int dirfd, const char *name, struct umw_error **err)
+{
+        return remove_entry(dirfd, name, name, true, 0, err);
 }
