@@ -200,8 +200,16 @@ t_eq "... the binary and the large file byte for byte" \
         "$(cat "$state/layer/upper/bin.dat" "$state/layer/upper/big.txt" | sha1sum)" \
         "$( (g cat-file blob agent:bin.dat; g cat-file blob agent:big.txt) | sha1sum)"
 first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/1.json")
+capture_split "$RT" --root "$T_ROOT" sandbox run -p "$proj" --workspace review -- \
+        /bin/sh -c 'echo 3 >third.txt'
+capture_split "$RT" deliver apply -p "$proj" --branch agent --json
+t_match "root: apply --json" \
+        '^\{"delivery":3,"kind":"apply","branch":"agent","commit":"[0-9a-f]{40}","delivered":[0-9]+,"held":[0-9]+,"rejected":[0-9]+\}$' \
+        "$T_OUT" "$T_ERR"
+t_eq "... the branch moved forward from the second" "$(g rev-parse agent~1)" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$state/deliveries/2.json")"
 t_eq "... the branch moved forward from the first" "$first second delivery" \
-        "$(g rev-parse agent~1) $(g log -1 --format=%s agent)"
+        "$(g rev-parse agent~2) $(g log -1 --format=%s agent~1)"
 t_eq "... with the newer file" "newer" "$(g show agent:new.txt)"
 t_eq "... still no hook ran" "" "$(cd "$T_TMP" && ls -d HOOK-* 2>/dev/null)"
 
@@ -232,6 +240,9 @@ capture_split "$RT" --root "$T_ROOT" sandbox run -p "$plain" --workspace review 
 t_eq "sync: the agent's work in a project without git" 0 "$T_RC" "$T_ERR"
 capture_split "$RT" deliver apply -p "$plain" --branch agent
 t_eq "sync: apply without a repository: exit 4" 4 "$T_RC" "$T_ERR"
+capture_split "$RT" deliver review -p "$plain"
+t_match "sync: review without a repository (no conflicts to look for)" \
+        "5 changed: 4 apply, 1 hold, 0 reject$" "$T_OUT" "$T_ERR"
 capture_split "$RT" deliver sync -p "$plain"
 t_match "sync: written into the host's tree" "^delivery 1: 4 delivered, 1 held" "$T_OUT" "$T_ERR"
 t_eq "... adds, edits, deletions; the held script not" "a B f absent absent" \
