@@ -155,7 +155,7 @@ static char *merge_text(git_blob *base, const char *host, size_t hlen, const cha
         return out;
 }
 
-/* Whether the host's file at it's path is no longer the baseline's. */
+/* Whether the host's file at the item's path is no longer the baseline's. */
 static int check_one(struct deliver_set *d, struct deliver_item *it, struct umw_error **err)
 {
         _cleanup_free_ char *host = NULL;
