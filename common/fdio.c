@@ -187,31 +187,3 @@ int umw_close_fds_from(int lowfd, const int *keep, size_t nkeep)
                 return -errno;
         return 0;
 }
-
-static int open_subdir(int parent, const char *name)
-{
-        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
-                fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        return fd;
-}
-
-int umw_remove_tree_at(int parent, const char *name)
-{
-        int fd = open_subdir(parent, name);
-        if (fd < 0)
-                return unlinkat(parent, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
-        int ret = 0;
-        struct dirent *e;
-        while (ret == 0 && (e = readdir(d)))
-                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                        ret = umw_remove_tree_at(dirfd(d), e->d_name);
-        if (ret == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                ret = -errno;
-        return ret;
-}

@@ -30,11 +30,6 @@ int umw_write_pid_file(const char *path, pid_t pid, struct umw_error **err);
  * symlink or magic link on the way or at the end), with flags plus
  * O_NOFOLLOW|O_CLOEXEC. Returns the fd or -errno. */
 int umw_open_beneath(int dir_fd, const char *name, int flags);
-/* Removes name in parent and everything below it, following no symbolic
- * link (what a sandbox left is not trusted), making a directory its owner
- * cannot search (overlayfs's work/work is 000) searchable first. Returns 0
- * or -errno; a name already gone is 0. */
-int umw_remove_tree_at(int parent, const char *name);
 /* Closes *fd if open and marks it closed. */
 void umw_close_fdp(int *fd);
 /* Closes every fd >= lowfd except the ones listed. */

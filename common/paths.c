@@ -3,10 +3,12 @@
 #include "common/error.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *absolute_env(const char *name)
 {
@@ -55,4 +57,39 @@ int umw_mkdir_p(const char *path, mode_t parent_mode, mode_t mode, struct umw_er
                         return 0;
                 *p = c;
         }
+}
+
+#ifndef UMW_BINDIR
+#error "UMW_BINDIR must be defined (Makefile.am)"
+#endif
+
+static char *program_in(const char *dir, const char *name)
+{
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return NULL;
+        if (access(path, X_OK) == 0)
+                return path;
+        free(path);
+        return NULL;
+}
+
+int umw_find_program(const char *name, char **out, struct umw_error **err)
+{
+        char self[PATH_MAX], exe[NAME_MAX + 1] = "umwelt-run";
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char *slash = n > 0 ? memrchr(self, '/', (size_t)n) : NULL;
+        if (slash && self[0] == '/') {
+                self[n] = '\0';
+                snprintf(exe, sizeof(exe), "%s", slash + 1);
+                *slash = '\0';
+                if ((*out = program_in(self, name)))
+                        return 0;
+        } else {
+                snprintf(self, sizeof(self), "%s", "(unknown)");
+        }
+        if ((*out = program_in(UMW_BINDIR, name)))
+                return 0;
+        return umw_fail(err, UMW_EXIT_FAILURE, ENOENT, "%s is not next to %s (%s) nor in %s", name,
+                        exe, self, UMW_BINDIR);
 }

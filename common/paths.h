@@ -17,4 +17,9 @@ int umw_state_dir(const char *name, char **out, struct umw_error **err);
  * one is left as it is. A failure names the directory it stopped at. */
 int umw_mkdir_p(const char *path, mode_t parent_mode, mode_t mode, struct umw_error **err);
 
+/* The program name next to /proc/self/exe (a build directory, or the
+ * install), else in UMW_BINDIR, executable (*out malloc'd); where it is
+ * neither, an error naming both places. */
+int umw_find_program(const char *name, char **out, struct umw_error **err);
+
 #endif

@@ -6,6 +6,7 @@
  * workspace, and the audit log its run writes, live in one temporary
  * directory that goes when the run is over. */
 #include "face/doctor.h"
+#include "face/layer.h"
 #include "face/user.h"
 #include "face/sandbox.h"
 #include "runtime/selfexe.h"
@@ -169,9 +170,9 @@ static void deep_release(struct deep *d)
         if (d->state_set && (d->old_state ? setenv("XDG_STATE_HOME", d->old_state, 1)
                                           : unsetenv("XDG_STATE_HOME")) < 0)
                 fprintf(stderr, "umwelt-run: doctor: cannot restore XDG_STATE_HOME\n");
-        int e = d->top ? umw_remove_tree_at(AT_FDCWD, d->top) : 0;
-        if (e < 0)
-                fprintf(stderr, "umwelt-run: doctor: remove %s: %s\n", d->top, strerror(-e));
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (d->top && layer_remove_tree(AT_FDCWD, d->top, &err) < 0)
+                fprintf(stderr, "umwelt-run: doctor: remove %s: %s\n", d->top, err->msg);
         free(d->top);
         free(d->workspace);
         free(d->old_state);

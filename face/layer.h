@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "policy/delivery_rules.h"
 
@@ -42,5 +43,30 @@ int layer_read_changes(int upper_fd, int lower_fd, struct layer_changes *out,
 void layer_changes_free(struct layer_changes *c);
 
 const char *layer_change_kind_name(enum layer_change_kind k);
+
+/* The largest file a delivery reads whole (layer_file.c). */
+#define LAYER_FILE_MAX (256u << 20)
+
+/* What path (relative, '/'-separated) below root_fd is, read through
+ * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: a regular file's bytes or
+ * a symbolic link's text (readlinkat: its target is never opened), and
+ * its mode in *mode. *mode is 0 when nothing is there (ENOENT, or a file
+ * where a directory on the way would be);
+ * a directory (errnum EISDIR), a special file (ENODEV), a link on the
+ * way or more than max bytes is an error. *out malloc'd (NUL-ended). */
+int layer_read_path(int root_fd, const char *path, size_t max, char **out, size_t *len,
+                    mode_t *mode, struct umw_error **err);
+/* The directory holding path's last part below root_fd, opened the same
+ * way (made 0755 part by part where create and missing), and that part's
+ * offset in path. */
+int layer_open_parent(int root_fd, const char *path, bool create, int *dirfd, size_t *base,
+                      struct umw_error **err);
+/* Removes the directory tree name below dirfd by fd, never following a
+ * link; directories that deny their owner (overlay's work/work, 000) are
+ * made 0700 first. */
+int layer_remove_tree(int dirfd, const char *name, struct umw_error **err);
+/* Same for a tree of directories only: anything else in it is an error,
+ * left where it is (sync: a directory the agent replaced by a file). */
+int layer_remove_dirs(int dirfd, const char *name, struct umw_error **err);
 
 #endif

@@ -3,6 +3,7 @@
  * status and gc find it by. */
 #include "face/sandbox_int.h"
 #include "face/agent_repo.h"
+#include "face/layer.h"
 #include "policy/paths.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
@@ -163,7 +164,7 @@ static int write_bundle(struct sandbox *s, struct umw_error **err)
 }
 
 /* One sandbox at a time on a layer: held until this process ends. */
-static int lock_layer(struct sandbox *s, int layer_fd, struct umw_error **err)
+int sandbox_layer_lock(struct sandbox *s, int layer_fd, struct umw_error **err)
 {
         s->layer_lock = openat(layer_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (s->layer_lock < 0)
@@ -246,9 +247,12 @@ static int layer_unvolatile(const struct sandbox *s, int layer_fd, struct umw_er
                         "use; writes of its last moments may not have reached the disk "
                         "(deliver review shows what is there)",
                         s->project.workspace);
-        if (fstatat(layer_fd, "work/work", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            (r = umw_remove_tree_at(layer_fd, "work/work")) < 0)
-                return umw_fail_sys(err, -r, "review mode's layer: clear work/work");
+        _cleanup_close_ int work = umw_open_beneath(layer_fd, "work", O_RDONLY | O_DIRECTORY);
+        if (work < 0)
+                return umw_fail_sys(err, -work, "review mode's layer: work");
+        if (fstatat(work, "work", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (r = layer_remove_tree(work, "work", err)) < 0)
+                return umw_error_prefix(err, "review mode's layer: clear work/work");
         return same_boot ? 0 : umw_write_file_atomic(layer_fd, LAYER_BOOT, now, now_len, 0600, err);
 }
 
@@ -266,7 +270,7 @@ static int review_layer(struct sandbox *s, char **layer, char **agent, struct um
                 return umw_fail_errno(err, "open %s", ws_fd < 0 ? s->project.workspace : *layer);
         const struct identity *who = &s->project.who;
         bool present;
-        if ((r = lock_layer(s, layer_fd, err)) < 0 ||
+        if ((r = sandbox_layer_lock(s, layer_fd, err)) < 0 ||
             (r = layer_unvolatile(s, layer_fd, err)) < 0 ||
             (r = layer_top(s, ws_fd, layer_fd, err)) < 0 ||
             (r = agent_repo_prepare(ws_fd, layer_fd, who->uid, who->gid, &present, err)) < 0)

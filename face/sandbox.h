@@ -81,9 +81,12 @@ int sandbox_log(const char *project, bool json, struct umw_error **err);
 int sandbox_policy_diff(const char *project, struct umw_error **err);
 int sandbox_policy_accept(const char *project, struct umw_error **err);
 
-/* deliver review: each change in the project's layer (review mode's
- * upper directory) with its +/- lines and bucket, apply, hold or reject,
- * and why; json: one document. No layer is UMW_EXIT_NOTFOUND. */
-int sandbox_deliver_review(const char *project, bool json, struct umw_error **err);
+/* deliver discard: the project's layer (review mode's upper and work
+ * directories) removed by fd, no link followed, audited; refused
+ * (UMW_EXIT_STATE) while the project's sandbox is up or running, no layer
+ * is UMW_EXIT_NOTFOUND. review, apply and sync are umwelt-deliver's
+ * (face/deliver.h), which umwelt-run execs. */
+int sandbox_deliver_discard(const struct runtime_opts *rt, const char *project,
+                            struct umw_error **err);
 
 #endif

@@ -7,6 +7,7 @@
 #include "face/sandbox_int.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "common/proc.h"
 #include "common/fdio.h"
 #include "common/log.h"
@@ -33,45 +34,12 @@
 /* How long it has to close its connections on SIGTERM. */
 #define GATEWAY_STOP_MS 2000
 
-#ifndef UMW_BINDIR
-#error "UMW_BINDIR must be defined (Makefile.am)"
-#endif
-
-static char *gateway_in(const char *dir)
-{
-        char *path = NULL;
-        if (asprintf(&path, "%s/%s", dir, GATEWAY_BIN) < 0)
-                return NULL;
-        if (access(path, X_OK) == 0)
-                return path;
-        free(path);
-        return NULL;
-}
-
-/* Next to /proc/self/exe (a build directory, or the install), then bindir. */
-static int gateway_find(char **out, struct umw_error **err)
-{
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        char *slash = n > 0 ? memrchr(self, '/', (size_t)n) : NULL;
-        if (slash && self[0] == '/') {
-                *slash = '\0';
-                if ((*out = gateway_in(self)))
-                        return 0;
-        } else {
-                snprintf(self, sizeof(self), "%s", "(unknown)");
-        }
-        if ((*out = gateway_in(UMW_BINDIR)))
-                return 0;
-        return umw_fail(err, UMW_EXIT_FAILURE, ENOENT,
-                        "egress: %s is not next to umwelt-run (%s) nor in %s: egress cannot be "
-                        "enforced, so the sandbox does not start",
-                        GATEWAY_BIN, self, UMW_BINDIR);
-}
-
 int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err)
 {
-        return gateway_find(&s->net.gateway_bin, err);
+        int r = umw_find_program(GATEWAY_BIN, &s->net.gateway_bin, err);
+        return r < 0 ? umw_error_prefix(err, "egress: cannot be enforced, so the sandbox does not "
+                                             "start")
+                     : 0;
 }
 
 static int record(const struct sandbox *s, pid_t pid, struct umw_error **err)

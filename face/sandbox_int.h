@@ -126,6 +126,14 @@ int sandbox_for_workspace(struct sandbox *s, const char *workspace, struct umw_e
 /* The project's layer in review mode: STATE/PROJECT-ID/layer, whose
  * upper/ holds the agent's writes (*out malloc'd). */
 int sandbox_layer_dir(const struct sandbox *s, char **out, struct umw_error **err);
+/* UMW_EXIT_STATE, saying what (a gerund: "discarding") waits for, while
+ * the project's sandbox runs: its workspace is an overlay on the layer
+ * (sandbox_life.c). */
+int sandbox_refuse_running(const struct runtime_opts *rt, struct sandbox *s, const char *what,
+                           struct umw_error **err);
+/* Review mode's layer (open as layer_fd) locked for s (s->layer_lock,
+ * until released): another start or run on it is UMW_EXIT_STATE. */
+int sandbox_layer_lock(struct sandbox *s, int layer_fd, struct umw_error **err);
 /* Opens the project's audit log (once): verbs that act open it before they
  * act and fail when they cannot; status and list never create one. */
 int sandbox_open_audit(struct sandbox *s, struct umw_error **err);

@@ -4,6 +4,7 @@
  * runtime's own state and verbs. */
 #include "face/direct_report.h"
 #include "face/sandbox_int.h"
+#include "face/layer.h"
 #include "runtime/exec.h"
 #include "runtime/init.h"
 #include "common/cleanup.h"
@@ -661,5 +662,66 @@ int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
         if (gc.failed)
                 return umw_fail(err, UMW_EXIT_FAILURE, EBUSY,
                                 "gc: %zu sandbox(es) could not be removed (see above)", gc.failed);
+        return 0;
+}
+
+/* ------------------------------------------------------------ discard */
+
+/* The layer's directory removed by fd (face/layer_file.c), as whoever
+ * runs this: a user's layer is in the user's state directory. */
+static int remove_layer(const char *dir, struct umw_error **err)
+{
+        _cleanup_free_ char *parent = strdup(dir);
+        char *slash = parent ? strrchr(parent, '/') : NULL;
+        if (!slash)
+                return umw_fail_sys(err, ENOMEM, "layer");
+        *slash = '\0';
+        _cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT,
+                                                  "no layer to discard (%s)", dir)
+                                       : umw_fail_errno(err, "%s", dir);
+        if (!S_ISDIR(st.st_mode))
+                return umw_fail(err, UMW_EXIT_FAILURE, ENOTDIR, "%s: not a directory", dir);
+        return layer_remove_tree(fd, slash + 1, err);
+}
+
+int sandbox_refuse_running(const struct runtime_opts *rt, struct sandbox *s, const char *what,
+                           struct umw_error **err)
+{
+        _cleanup_life_ struct life l = {0};
+        _cleanup_free_ char *dir = NULL;
+        int r = life_lookup(rt, s->project.container_id, &l, err);
+        if (r < 0)
+                return r;
+        if (life_live(&l))
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY,
+                                "sandbox %s for %s is %s: its workspace is an overlay on the "
+                                "layer; stop it (umwelt-run sandbox down -p %s) before %s",
+                                l.id, s->project.workspace, l.status, s->project.workspace, what);
+        /* A one-shot run holds the layer's lock while it runs. */
+        if ((r = sandbox_layer_dir(s, &dir, err)) < 0)
+                return r;
+        _cleanup_close_ int layer = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (layer < 0)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "review mode's layer %s", dir);
+        return sandbox_layer_lock(s, layer, err);
+}
+
+int sandbox_deliver_discard(const struct runtime_opts *rt, const char *project,
+                            struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        _cleanup_free_ char *dir = NULL;
+        int r;
+        if ((r = sandbox_locate(&s, project, err)) < 0 ||
+            (r = sandbox_refuse_running(rt, &s, "discarding", err)) < 0 ||
+            (r = sandbox_layer_dir(&s, &dir, err)) < 0 || (r = sandbox_open_audit(&s, err)) < 0 ||
+            (r = remove_layer(dir, err)) < 0)
+                return r;
+        const char *kv[] = {"id", s.project.container_id, "layer", dir, NULL};
+        sandbox_audit(&s, "discard", kv);
+        printf("discarded the layer of %s\n", s.project.workspace);
         return 0;
 }

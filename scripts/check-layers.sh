@@ -67,6 +67,7 @@ objects() {
         local layer=$1
         ls "$build"/libumwelt_"$layer".a 2>/dev/null
         [[ $layer == netns ]] && ls "$build"/libumwelt_tls.a "$build"/netns/umwelt_gateway-*.o 2>/dev/null
+        [[ $layer == face ]] && ls "$build"/libumwelt_deliver.a 2>/dev/null
 }
 
 # Which layer defines each global symbol of the layers' objects.
@@ -103,8 +104,9 @@ check_symbols() {
 # a program's, an event loop whose handlers live in several files: not
 # checked.)
 check_cycles() {
-        local layer=$1 cycles bad=()
-        cycles=$(nm -A -P "$build/libumwelt_$layer.a" 2>/dev/null | python3 -c '
+        local layer=$1 cycles bad=() archives=("$build/libumwelt_$1.a")
+        [[ $layer == face ]] && archives+=("$build"/libumwelt_deliver.a)
+        cycles=$(nm -A -P "${archives[@]}" 2>/dev/null | python3 -c '
 import re, sys
 defs, uses = {}, set()
 for line in sys.stdin:

@@ -63,8 +63,12 @@ static const struct verb verbs[] = {
      "doctor [--deep] [--json]"},
     {"policy", verb_policy, "look at the project's .umwelt.toml, accept it (until then unapplied)",
      "policy diff|accept [-p DIR]"},
-    {"deliver", verb_deliver, "review the agent's changes; quarantine what direct mode reported",
-     "deliver review|quarantine [-p DIR] [--json]"},
+    {"deliver", verb_deliver, "review what the agent changed, deliver it; quarantine direct mode's",
+     "deliver review [-p DIR] [--since start|last|N] [--json]\n"
+     "       deliver apply --branch NAME [--include PATH]... [-m TEXT] [-p DIR] [--json]\n"
+     "       deliver sync [--include PATH]... [-p DIR] [--json]\n"
+     "       deliver discard [-p DIR]\n"
+     "       deliver quarantine [-p DIR]"},
 };
 
 static void print_help(void)

@@ -18,13 +18,6 @@ t_keep_floor
 floor 'limits_best_effort = true'
 command -v git >/dev/null || t_skip_all "git missing"
 
-# review JSON: "path TAB bucket TAB reason" lines.
-buckets() {
-        "$PY" -c '
-import json, sys
-for c in json.load(sys.stdin)["changes"]:
-    print("%s\t%s\t%s" % (c["path"], c["bucket"], c["reason"] or ""))'
-}
 PY=$(command -v python3) || t_skip_all "python3 missing"
 
 # make_project DIR: a repository with a commit, a script, a directory.
@@ -77,12 +70,8 @@ touch src/main.c
 # check WHO REVIEW_JSON: the buckets the planted files went in.
 check_review() {
         local who=$1 got
-        got=$(buckets <<<"$2" 2>&1)
-        want_bucket() {
-                local line
-                line=$(P=$1 awk -F'\t' '$1 == ENVIRON["P"] {print $2 "\t" $3}' <<<"$got")
-                t_match "$who: $1 is $2" "^$2"$'\t'".*${3:-}" "$line" "$got"
-        }
+        got=$(t_buckets <<<"$2" 2>&1)
+        want_bucket() { t_bucket "$who" "$got" "$@"; }
         want_bucket src/main.c apply
         want_bucket new.txt apply
         want_bucket gone.txt apply

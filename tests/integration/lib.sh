@@ -258,6 +258,22 @@ as_user() {
         )
 }
 
+# t_buckets: the "path TAB bucket TAB reason" lines of a deliver review's
+# JSON on stdin.
+t_buckets() {
+        "$PY" -c '
+import json, sys
+for c in json.load(sys.stdin)["changes"]:
+    print("%s\t%s\t%s" % (c["path"], c["bucket"], c["reason"] or ""))'
+}
+# t_bucket WHO LINES PATH BUCKET [REASON-REGEX]: PATH is in BUCKET among
+# t_buckets' LINES, for a reason matching REASON-REGEX.
+t_bucket() {
+        local who=$1 got=$2 line
+        line=$(P=$3 awk -F'\t' '$1 == ENVIRON["P"] {print $2 "\t" $3}' <<<"$got")
+        t_match "$who: $3 is $4" "^$4"$'\t'".*${5:-}" "$line" "$got"
+}
+
 # t_keep_floor: the host floor (/etc/umwelt) belongs to the machine, and
 # other tests use it: saved now, put back by restore_floor and at exit.
 # floor LINE...: a root-owned floor of those lines (none without lines).
