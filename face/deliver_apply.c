@@ -61,7 +61,8 @@ int deliver_apply(const struct deliver_opts *o, struct umw_error **err)
                                 "%s is no git repository (no .git at its top): deliver sync "
                                 "writes the changes into the tree instead",
                                 d.s.project.workspace);
-        if ((r = deliver_git_check_branch(d.repo, o->branch, err)) < 0)
+        if ((r = deliver_git_check_branch(d.repo, o->branch, d.s.view.policy.protected_branches,
+                                          err)) < 0)
                 return r;
         if (!o->message && !(message = default_message(&d)))
                 return umw_fail_sys(err, ENOMEM, "deliver apply");

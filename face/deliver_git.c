@@ -222,13 +222,17 @@ static const char *target_below(git_repository *repo, const char *ref, const cha
 }
 
 /* Why branch may not be written to, NULL when it may. */
-static const char *protected_why(git_repository *repo, const char *branch)
+static const char *protected_why(git_repository *repo, const char *branch,
+                                 char *const *protected_branches)
 {
         _cleanup_git_ref_ git_reference *head = NULL, *origin = NULL;
         _cleanup_git_config_ git_config *cfg = NULL;
         const char *t;
         if (strcmp(branch, "main") == 0 || strcmp(branch, "master") == 0)
                 return "main and master are never delivered to";
+        for (size_t i = 0; protected_branches && protected_branches[i]; i++)
+                if (strcmp(branch, protected_branches[i]) == 0)
+                        return "protected in the user config ([delivery] protected_branches)";
         if ((t = target_below(repo, "HEAD", "refs/heads/", &head)) && strcmp(t, branch) == 0)
                 return "it is the branch checked out on the host";
         if ((t = target_below(repo, "refs/remotes/origin/HEAD", "refs/remotes/origin/", &origin)) &&
@@ -240,7 +244,8 @@ static const char *protected_why(git_repository *repo, const char *branch)
         return NULL;
 }
 
-int deliver_git_check_branch(git_repository *repo, const char *branch, struct umw_error **err)
+int deliver_git_check_branch(git_repository *repo, const char *branch,
+                             char *const *protected_branches, struct umw_error **err)
 {
         _cleanup_free_ char *ref = NULL;
         int valid = 0;
@@ -250,7 +255,7 @@ int deliver_git_check_branch(git_repository *repo, const char *branch, struct um
             !valid)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                 "--branch %s: expected a valid git branch name", branch);
-        const char *why = protected_why(repo, branch);
+        const char *why = protected_why(repo, branch, protected_branches);
         if (why)
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM, "--branch %s: refused: %s", branch,
                                 why);

@@ -37,8 +37,9 @@ struct deliver_set {
         git_repository *repo; /* NULL: the project is no repository */
         git_oid baseline;
         bool has_baseline;
-        git_tree *base_tree; /* the baseline commit's */
-        unsigned last;       /* the highest delivery number, 0: none */
+        git_tree *base_tree;         /* the baseline commit's */
+        unsigned last;               /* the highest delivery number, 0: none */
+        struct delivery_rules rules; /* the user's hold names (s.view.policy's) */
 };
 
 #define DELIVER_SET_INIT                                                                           \
@@ -106,7 +107,8 @@ void deliver_git_hash(const char *data, size_t len, deliver_hex out);
  * conflict, with git_merge_file's text. */
 int deliver_git_conflicts(struct deliver_set *d, struct umw_error **err);
 /* Refuses a branch name that is invalid or protected. */
-int deliver_git_check_branch(git_repository *repo, const char *branch, struct umw_error **err);
+int deliver_git_check_branch(git_repository *repo, const char *branch,
+                             char *const *protected_branches, struct umw_error **err);
 /* Commits the set on refs/heads/branch; the commit's hex in out. */
 int deliver_git_commit(struct deliver_set *d, const char *branch, const char *message,
                        deliver_hex out, struct umw_error **err);

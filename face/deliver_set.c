@@ -88,6 +88,7 @@ static void read_item(struct deliver_set *d, struct deliver_item *it, bool keep)
 
 static int classify(struct deliver_set *d, struct umw_error **err)
 {
+        d->rules.hold = (const char *const *)d->s.view.policy.delivery_hold;
         d->n = d->changes.n;
         d->items = calloc(d->n + 1, sizeof(*d->items));
         if (!d->items)
@@ -96,7 +97,7 @@ static int classify(struct deliver_set *d, struct umw_error **err)
                 struct deliver_item *it = &d->items[i];
                 it->c = &d->changes.v[i];
                 it->mode = it->c->entry.mode;
-                delivery_classify(NULL, &it->c->entry, &it->v);
+                delivery_classify(&d->rules, &it->c->entry, &it->v);
                 read_item(d, it, false);
         }
         return 0;
@@ -187,6 +188,7 @@ int deliver_set_read(struct deliver_set *d, const struct deliver_opts *o, struct
 {
         int r;
         if ((r = sandbox_locate(&d->s, o->project, err)) < 0 ||
+            (r = sandbox_user_policy_read(&d->s, err)) < 0 ||
             (r = umw_state_dir(d->s.project.id, &d->state, err)) < 0 ||
             (r = open_layer(d, err)) < 0 ||
             (r = layer_read_changes(d->upper, d->lower, &d->changes, err)) < 0 ||

@@ -153,6 +153,13 @@ static int load_layers(struct sandbox *s, const struct project_policy *pp, struc
         return 0;
 }
 
+int sandbox_user_policy_read(struct sandbox *s, struct umw_error **err)
+{
+        static const struct project_policy none = {0};
+        int r = s->project.who.home ? 0 : sandbox_identity_get(&s->project.who, err);
+        return r < 0 ? r : load_layers(s, &none, err);
+}
+
 int sandbox_policy_read(struct sandbox *s, struct umw_error **err)
 {
         _cleanup_project_policy_ struct project_policy pp = {0};

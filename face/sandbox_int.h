@@ -155,6 +155,9 @@ void sandbox_release(struct sandbox *s);
 /* The identity and the policy layers alone (reload: no grant, no preset),
  * the project's file only as accepted: one that is not is refused and the
  * refusal audited (project_policy.c). */
+/* The floor and the user's config alone, into s->view.policy (what
+ * delivery reads: the project's file has no say in it). */
+int sandbox_user_policy_read(struct sandbox *s, struct umw_error **err);
 int sandbox_policy_read(struct sandbox *s, struct umw_error **err);
 
 /* ------------------------------------------------------------ network

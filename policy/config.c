@@ -390,6 +390,69 @@ static int set_preset(const struct loader *l, const struct toml_value *t, const 
         return l->c->preset ? 0 : umw_fail_sys(err, ENOMEM, "policy");
 }
 
+static int strings_copy(const struct toml_value *t, const char *key, const char *file, char ***out,
+                        struct umw_error **err)
+{
+        const struct toml_value *a = NULL;
+        int r = get_strings(t, key, file, &a, err);
+        if (r <= 0)
+                return r;
+        if ((r = strv_empty(out, err)) < 0)
+                return r;
+        for (size_t i = 0; i < a->array.n; i++)
+                if ((r = strv_add(out, a->array.items[i]->string, err)) < 0)
+                        return r;
+        return 0;
+}
+
+/* [delivery] in the user's config: hold, names (a part or a run of parts
+ * of a path, "Makefile", "scripts/deploy") whose changes are held for
+ * review besides the built-in list; protected_branches, branches deliver
+ * apply never writes, besides main, master, the checked-out and the
+ * default one. */
+static bool is_name(const char *s)
+{
+        if (!s[0] || s[0] == '/' || s[strlen(s) - 1] == '/')
+                return false;
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        return false;
+        return true;
+}
+
+static int check_names(const struct toml_value *d, const char *key, const char *file,
+                       struct umw_error **err)
+{
+        const struct toml_value *a = toml_table_get(d, key);
+        char buf[80];
+        for (size_t i = 0; a && i < a->array.n; i++) {
+                const struct toml_value *v = a->array.items[i];
+                if (!is_name(v->string))
+                        return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                        "%s:%u:%u: delivery.%s[%zu]: expected a relative name "
+                                        "without control characters, found \"%s\"",
+                                        file, v->line, v->column, key, i,
+                                        printable(v->string, buf));
+        }
+        return 0;
+}
+
+static int load_delivery(struct loader *l, const struct toml_value *t, const char *file,
+                         struct umw_error **err)
+{
+        static const char *const keys[] = {"hold", "protected_branches", NULL};
+        const struct toml_value *d = NULL;
+        int r = toml_get(t, "delivery", TOML_TABLE, file, &d, err);
+        if (r <= 0)
+                return r;
+        if ((r = toml_check_keys(d, keys, file, err)) < 0 ||
+            (r = strings_copy(d, "hold", file, &l->c->delivery_hold, err)) < 0 ||
+            (r = strings_copy(d, "protected_branches", file, &l->c->protected_branches, err)) < 0 ||
+            (r = check_names(d, "hold", file, err)) < 0)
+                return r;
+        return check_names(d, "protected_branches", file, err);
+}
+
 /* [workspace] mode = "review" | "direct"; narrow_only: a project's, which
  * may not turn the user's review into direct. */
 static int load_workspace(struct loader *l, const struct toml_value *t, const char *file,
@@ -462,7 +525,7 @@ static int user_roots(struct loader *l, const struct toml_value *a, char ***root
 
 static int load_user(struct loader *l, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant_roots", "preset", "workspace", NULL};
+        static const char *const keys[] = {"grant_roots", "preset", "workspace", "delivery", NULL};
         const char *file = l->user_file;
         _cleanup_toml_ struct toml_value *t = NULL;
         int r = layer_read(file, false, &t, err);
@@ -472,7 +535,8 @@ static int load_user(struct loader *l, struct umw_error **err)
         if ((r = toml_check_keys(t, keys, file, err)) < 0 ||
             (r = get_strings(t, "grant_roots", file, &a, err)) < 0 ||
             (r = set_preset(l, t, file, err)) < 0 ||
-            (r = load_workspace(l, t, file, false, err)) < 0)
+            (r = load_workspace(l, t, file, false, err)) < 0 ||
+            (r = load_delivery(l, t, file, err)) < 0)
                 return r;
         if (!a)
                 return 0;
@@ -572,21 +636,6 @@ static int load_env(struct loader *l, const struct toml_value *t, struct umw_err
                 if ((r = strv_add(&l->c->env, v->string, err)) < 0)
                         return r;
         }
-        return 0;
-}
-
-static int strings_copy(const struct toml_value *t, const char *key, const char *file, char ***out,
-                        struct umw_error **err)
-{
-        const struct toml_value *a = NULL;
-        int r = get_strings(t, key, file, &a, err);
-        if (r <= 0)
-                return r;
-        if ((r = strv_empty(out, err)) < 0)
-                return r;
-        for (size_t i = 0; i < a->array.n; i++)
-                if ((r = strv_add(out, a->array.items[i]->string, err)) < 0)
-                        return r;
         return 0;
 }
 
@@ -781,6 +830,8 @@ void policy_config_free(struct policy_config *c)
         grants_strv_free(c->env);
         grants_strv_free(c->egress_allow);
         grants_strv_free(c->egress_deny);
+        grants_strv_free(c->delivery_hold);
+        grants_strv_free(c->protected_branches);
         free(c->ingress_ports);
         free(c->preset);
         free(c->grants);

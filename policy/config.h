@@ -56,7 +56,9 @@ struct policy_config {
         uint16_t *ingress_ports; /* the project's [ingress] ports, in file order */
         size_t n_ingress_ports;
         bool workspace_direct; /* [workspace] mode = "direct"; review otherwise */
-        void *owned;           /* the parsed trees and strings the fields point into */
+        /* The user's [delivery]: more names held, more branches protected. */
+        char **delivery_hold, **protected_branches;
+        void *owned; /* the parsed trees and strings the fields point into */
 };
 
 /* home: the user's home directory (for ~ in the default never-granted list

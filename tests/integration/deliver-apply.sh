@@ -127,7 +127,7 @@ refused() { # NAME RC REGEX ARGS...
         t_match "... one line: $re" "^umwelt-[a-z]+: [^"$'\n'"]*$re[^"$'\n'"]*$" "$T_ERR"
         nothing_left "$name"
 }
-refused "an unknown subcommand" 2 "expected review, apply, sync or discard" push -p "$proj"
+refused "an unknown subcommand" 2 "expected review, apply, sync, discard or quarantine" push -p "$proj"
 refused "apply without --branch" 2 "expected --branch NAME" apply -p "$proj"
 refused "an unknown option" 2 "unknown option '--bogus'" apply -p "$proj" --branch agent --bogus
 refused "the branch main" 3 "main and master are never delivered to" apply -p "$proj" --branch main
@@ -135,6 +135,19 @@ refused "the branch checked out" 3 "the branch checked out on the host" apply -p
 g config init.defaultBranch dev
 refused "init.defaultBranch" 3 "init.defaultBranch" apply -p "$proj" --branch dev
 g config --unset init.defaultBranch
+mkdir -p "$HOME/.config/umwelt"
+printf '[delivery]\nprotected_branches = ["release"]\nhold = ["src/main.c"]\n' \
+        >"$HOME/.config/umwelt/config.toml"
+refused "a branch the user's config protects" 3 "protected in the user config" \
+        apply -p "$proj" --branch release
+capture_split "$RT" deliver review -p "$proj" --json
+t_match "a name the user's config holds is held" \
+        '.*"path": *"src/main.c"[^}]*"bucket": *"hold", *"reason": *"named in the user config".*' \
+        "$(tr -d '\n' <<<"$T_OUT" | sed 's/},/}\n/g')" "$T_ERR"
+printf '[delivery]\nhold = ["/abs"]\n' >"$HOME/.config/umwelt/config.toml"
+refused "a bad [delivery] hold name" 3 "config.toml:2:9: delivery.hold\[0\]: expected a relative name" \
+        review -p "$proj"
+rm "$HOME/.config/umwelt/config.toml"
 refused "a leading -" 3 "expected a valid git branch name" apply -p "$proj" --branch -x
 refused "a bad branch name" 3 "expected a valid git branch name" apply -p "$proj" --branch 'a..b'
 refused "--include of no change" 3 "no such change in the layer" \

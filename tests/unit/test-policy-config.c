@@ -459,7 +459,7 @@ Test(policy_config, user_unknown_key_and_wrong_type)
 {
         write_file(user_path, "preset = \"dev\"\n[grant]\npath = \"/srv\"\n");
         load_fails("@/user.toml:2:1: unknown key 'grant': expected one of grant_roots, preset, "
-                   "workspace");
+                   "workspace, delivery");
         write_file(user_path, "\npreset = 3\n");
         load_fails("@/user.toml:2:10: 'preset': expected a string, found an integer");
         write_file(user_path, "preset = \"fast\"\n");
@@ -495,6 +495,29 @@ Test(policy_config, workspace_mode_review_by_default_direct_only_by_the_user)
         load_fails("@/user.toml:2:8: 'mode': expected a string, found a boolean");
         write_file(user_path, "[workspace]\nmodes = \"direct\"\n");
         load_fails("@/user.toml:2:1: unknown key 'modes': expected one of mode");
+}
+
+Test(policy_config, user_delivery_hold_and_protected_branches)
+{
+        write_file(user_path,
+                   "[delivery]\nhold = [\"Makefile\", \"scripts/deploy\"]\nprotected_branches = "
+                   "[\"release\"]\n");
+        struct policy_config c = {0};
+        load_ok(&c);
+        assert_strv(c.delivery_hold, (const char *const[]){"Makefile", "scripts/deploy", NULL});
+        assert_strv(c.protected_branches, (const char *const[]){"release", NULL});
+        policy_config_free(&c);
+        write_file(user_path, "[delivery]\nhold = [\"ok\", \"/etc\"]\n");
+        load_fails("@/user.toml:2:15: delivery.hold[1]: expected a relative name without control "
+                   "characters, found \"/etc\"");
+        write_file(user_path, "[delivery]\nprotected_branches = [\"a\\tb\"]\n");
+        load_fails("@/user.toml:2:23: delivery.protected_branches[0]: expected a relative name");
+        write_file(user_path, "[delivery]\nholds = []\n");
+        load_fails(
+            "@/user.toml:2:1: unknown key 'holds': expected one of hold, protected_branches");
+        write_file(project_path, "[delivery]\nhold = []\n");
+        write_file(user_path, "");
+        load_fails("@/project.toml:1:1: unknown key 'delivery'");
 }
 
 Test(policy_config, user_preset_must_be_allowed_by_the_floor)
