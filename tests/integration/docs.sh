@@ -64,6 +64,9 @@ where = {
     ("config.c", "grant_one"): ("PROJECT CONFIG", "grant."),
     ("config.c", "load_egress"): ("PROJECT CONFIG", "egress."),
     ("config.c", "load_ingress"): ("PROJECT CONFIG", "ingress."),
+    # [workspace] is read from both the user's and the project's file.
+    ("config.c", "load_workspace"): [("USER CONFIG", "workspace."), ("PROJECT CONFIG", "workspace.")],
+    ("config.c", "load_delivery"): ("USER CONFIG", "delivery."),
     # The gateway's --policy files: the project's [egress] table.
     ("gateway_policy.c", "load_file"): ("PROJECT CONFIG", "egress."),
 }
@@ -75,9 +78,10 @@ for path in sys.argv[1:]:
         if (base, fn) not in where:
             print("UNKNOWN\t%s:%s" % (base, fn))
             continue
-        section, prefix = where[(base, fn)]
-        for key in re.findall(r'"([^"]+)"', m.group(1)):
-            print("%s\t%s%s" % (section, prefix, key))
+        places = where[(base, fn)]
+        for section, prefix in places if isinstance(places, list) else [places]:
+            for key in re.findall(r'"([^"]+)"', m.group(1)):
+                print("%s\t%s%s" % (section, prefix, key))
 PY
 )
 # The keys the page defines in SECTION: lines "*KEY* = ..." under "# SECTION".

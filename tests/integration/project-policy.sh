@@ -119,10 +119,6 @@ t_eq "no file again: a run starts (nothing to accept)" 0 "$T_RC" "$T_ERR"
 hproj=$HOME
 cp "$T_TMP/good.toml" "$hproj/.umwelt.toml"
 capture_split "$RT" policy accept -p "$hproj"
-XDG_STATE_HOME=$hproj/.local/state capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/true
-t_eq "review mode on a workspace that holds umwelt's state directory: refused, exit 3" 3 \
-        "$T_RC" "$T_ERR"
-t_match "... naming it" ".*review mode: the workspace $hproj holds umwelt's state directory.*" "$T_ERR"
 capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$hproj" -- /bin/sh -c '
         for f in "$1"/umwelt/*/accepted.umwelt.toml "$1"/umwelt/*/audit.jsonl; do
                 echo x >>"$f" 2>/dev/null && echo "WROTE $f"
@@ -131,6 +127,10 @@ capture_split "$RT" --root "$T_ROOT" sandbox run --workspace direct -p "$hproj" 
 t_eq "root: with the state directory in the workspace, it is hidden, nothing written" "0 0" \
         "$T_RC $T_OUT" "$T_ERR"
 rm -f "$hproj/.umwelt.toml"
+XDG_STATE_HOME=$hproj/.local/state capture_split "$RT" --root "$T_ROOT" sandbox run -p "$hproj" -- /bin/true
+t_eq "review mode on a workspace that holds umwelt's state directory: refused, exit 3" 3 \
+        "$T_RC" "$T_ERR"
+t_match "... naming it" ".*review mode: the workspace $hproj holds umwelt's state directory.*" "$T_ERR"
 
 # The same from inside a user's sandbox, with the user's state.
 uproj=$T_TMP/uproj
