@@ -1,7 +1,8 @@
 #!/bin/bash
 # Review mode benchmark, every number from the same run:
 #   1. what review mode adds to a start: `sandbox run -p P -- true` with
-#      --workspace direct and --workspace review, interleaved rounds;
+#      --workspace direct and --workspace review on a one-commit
+#      repository (review binds the agent's own over it), interleaved;
 #   2. `deliver review` on a generated tree of FILES files whose layer
 #      holds CHANGED changed files (made by a review-mode sandbox), against
 #      `git status --porcelain` on a copy of the same tree with the same
@@ -45,7 +46,11 @@ export HOME=$W/home XDG_STATE_HOME=$W/state
 mkdir -p "$HOME"
 
 # ------------------------------------------------------------- 1. start cost
+# A repository, as projects are: review mode binds the agent's own over it.
 mkdir -p "$W/start"
+echo x >"$W/start/file"
+git -C "$W/start" init -q && git -C "$W/start" add -A &&
+        git -C "$W/start" -c user.email=b@b -c user.name=b commit -qm start || die "git commit failed"
 python3 - "$UMW" "$W/root" "$W/start" "$ROUNDS" >"$W/starts" <<'EOF' || die "sandbox starts failed"
 import subprocess, sys, time
 umw, root, proj, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
