@@ -220,42 +220,6 @@ static int layer_top(const struct sandbox *s, int ws_fd, int layer_fd, struct um
         return 0;
 }
 
-#define BOOT_ID_FILE "/proc/sys/kernel/random/boot_id"
-#define LAYER_BOOT   "boot_id"
-
-/* The overlay is volatile: the state directory's filesystem is not synced
- * when a sandbox ends (that sync was most of what review mode added to a
- * run). overlayfs leaves work/work/incompat/volatile behind and refuses the
- * next mount while it is there; this layer is locked, so no overlay is on
- * it now, and the work directory is overlayfs's scratch: it goes. Since a
- * crash may have lost what was not written back, a boot since the last
- * mount (LAYER/boot_id) is said, once. */
-static int layer_unvolatile(const struct sandbox *s, int layer_fd, struct umw_error **err)
-{
-        _cleanup_free_ char *now = NULL, *then = NULL;
-        _cleanup_error_ struct umw_error *none = NULL;
-        size_t now_len, then_len;
-        struct stat st;
-        int r = umw_read_file_at(AT_FDCWD, BOOT_ID_FILE, 64, &now, &now_len, err);
-        if (r < 0)
-                return r;
-        umw_read_file_at(layer_fd, LAYER_BOOT, 64, &then, &then_len, &none);
-        bool same_boot = then && strcmp(now, then) == 0;
-        if (then && !same_boot)
-                umw_log(UMW_LOG_WARNING,
-                        "review mode: the machine started again since %s's layer was last in "
-                        "use; writes of its last moments may not have reached the disk "
-                        "(deliver review shows what is there)",
-                        s->project.workspace);
-        _cleanup_close_ int work = umw_open_beneath(layer_fd, "work", O_RDONLY | O_DIRECTORY);
-        if (work < 0)
-                return umw_fail_sys(err, -work, "review mode's layer: work");
-        if (fstatat(work, "work", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            (r = layer_remove_tree(work, "work", err)) < 0)
-                return umw_error_prefix(err, "review mode's layer: clear work/work");
-        return same_boot ? 0 : umw_write_file_atomic(layer_fd, LAYER_BOOT, now, now_len, 0600, err);
-}
-
 /* Review mode's layer, locked for this sandbox, and the agent's repository
  * in it where the workspace is a repository (*agent: its path, else NULL). */
 static int review_layer(struct sandbox *s, char **layer, char **agent, struct umw_error **err)
@@ -271,7 +235,6 @@ static int review_layer(struct sandbox *s, char **layer, char **agent, struct um
         const struct identity *who = &s->project.who;
         bool present;
         if ((r = sandbox_layer_lock(s, layer_fd, err)) < 0 ||
-            (r = layer_unvolatile(s, layer_fd, err)) < 0 ||
             (r = layer_top(s, ws_fd, layer_fd, err)) < 0 ||
             (r = agent_repo_prepare(ws_fd, layer_fd, who->uid, who->gid, &present, err)) < 0)
                 return r;

@@ -423,16 +423,8 @@ static int gen_review_workspace(yajl_gen g, const struct compose_input *in, stru
             asprintf(&upper, "upperdir=%s/upper", in->layer) < 0 ||
             asprintf(&work, "workdir=%s/work", in->layer) < 0)
                 return umw_fail_sys(err, ENOMEM, "review mode");
-        /* volatile: no sync of the state directory's filesystem when the
-         * sandbox ends (the face clears its mark before each mount). */
-        const char *const opts[] = {"nosuid",
-                                    "nodev",
-                                    lower,
-                                    upper,
-                                    work,
-                                    "volatile",
-                                    in->idmap_binds ? "idmap" : "userxattr",
-                                    NULL};
+        const char *const opts[] = {
+            "nosuid", "nodev", lower, upper, work, in->idmap_binds ? "idmap" : "userxattr", NULL};
         gen_mount(g, in->workspace, "overlay", "overlay", opts);
         if (in->agent_repo && (r = gen_agent_repo(g, in, fd, err)) < 0)
                 return r;

@@ -40,7 +40,6 @@ struct overlay_dirs {
         char *lower, *upper, *work; /* the mount's options, as given */
         char *layer;                /* the directory holding upper and work */
         const char *upper_name, *work_name;
-        bool is_volatile; /* no sync of the upper's filesystem at the end */
 };
 
 static void dirs_free(struct overlay_dirs *d)
@@ -67,14 +66,10 @@ static int parse_dirs(const struct spec_mount *m, const char *data, struct overl
                                                                   : NULL;
                 if (strcmp(opt, "userxattr") == 0)
                         continue;
-                if (strcmp(opt, "volatile") == 0) {
-                        d->is_volatile = true;
-                        continue;
-                }
                 if (!slot || *slot)
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                         "mounts[%s]: an idmapped overlay takes one lowerdir, "
-                                        "upperdir and workdir (and volatile), not \"%s\"",
+                                        "upperdir and workdir not \"%s\"",
                                         m->destination, opt);
                 if (!(*slot = strdup(strchr(opt, '=') + 1)))
                         return umw_fail_sys(err, ENOMEM, "overlay options");
@@ -169,9 +164,7 @@ static int child_overlay(const struct overlay_dirs *d, int userns_fd, int lower,
         _cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
         if (fs < 0 || fs_set(fs, "userxattr", NULL) < 0 ||
             fs_set(fs, "lowerdir", STAGE_LOWER) < 0 || fs_set(fs, "upperdir", upper) < 0 ||
-            fs_set(fs, "workdir", work) < 0 ||
-            (d->is_volatile && fs_set(fs, "volatile", NULL) < 0) ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+            fs_set(fs, "workdir", work) < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return -errno;
         int mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0);
         return mnt < 0 ? -errno : mnt;

@@ -83,7 +83,7 @@ for i in range(n):
         f.write("line one of %d\nline two\n" % i)
 EOF
 git -C "$TREE" init -q && git -C "$TREE" add -A &&
-        git -C "$TREE" -c user.email=b@b -c user.name=b commit -qm tree || die "git commit failed"
+        git -C "$TREE" -c gc.auto=0 -c maintenance.auto=false -c user.email=b@b -c user.name=b commit -qm tree || die "git commit failed"
 cp -a "$TREE" "$W/inplace"
 # The same CHANGED edits: in the layer through a review-mode sandbox, and in place in the copy.
 EDIT='step=$(( $1 / $2 )); i=0; while [ $i -lt $2 ]; do n=$((i * step)); printf "edited\n" >>"d$(printf %03d $((n / 100)))/f$(printf %05d $n).txt"; i=$((i + 1)); done'

@@ -315,7 +315,6 @@ Test(compose, review_mode_workspace_is_an_overlay_over_the_layer)
         cr_assert_gt(n, 0, "a user's lowerdir is an fd compose opened: %s", lower);
         target[n] = '\0';
         cr_expect_str_eq(target, W);
-        cr_expect(has_option(m, "volatile"), "no sync of the state filesystem at its end");
         cr_expect_str_eq(option_with(m, "upperdir="), "/state/umwelt/proj-1/layer/upper");
         cr_expect_str_eq(option_with(m, "workdir="), "/state/umwelt/proj-1/layer/work");
         cr_expect(has_option(m, "userxattr"));
