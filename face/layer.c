@@ -363,7 +363,8 @@ int layer_read_changes(int upper_fd, int lower_fd, struct layer_changes *out,
                 layer_changes_free(out);
                 return -1;
         }
-        qsort(out->v, out->n, sizeof(*out->v), by_path);
+        if (out->n > 1)
+                qsort(out->v, out->n, sizeof(*out->v), by_path);
         for (size_t i = 0; i < out->n; i++)
                 out->v[i].entry.path = out->v[i].path;
         return 0;

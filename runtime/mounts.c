@@ -178,7 +178,10 @@ static char *next_data_opt(char **cursor)
         return s;
 }
 
-static int fs_config_data(int fs, const char *type, const char *data, bool in_userns,
+/* held: an overlay layer's fd, which must outlive fsconfig: before 6.5
+ * overlayfs took its options as one string and looked its layers up only
+ * at FSCONFIG_CMD_CREATE. */
+static int fs_config_data(int fs, const char *type, const char *data, bool in_userns, int *held,
                           struct umw_error **err)
 {
         _cleanup_free_ char *copy = data ? strdup(data) : NULL;
@@ -190,13 +193,17 @@ static int fs_config_data(int fs, const char *type, const char *data, bool in_us
                 int r;
                 if (eq) {
                         *eq = '\0';
-                        _cleanup_close_ int layer = -1;
+                        int layer = -1;
                         char here[32];
                         const char *value = eq + 1;
-                        /* overlayfs looks the layer up here, at fsconfig. */
-                        if (strcmp(type, "overlay") == 0 && strcmp(opt, "lowerdir") == 0 &&
-                            (r = mounts_overlay_layer_here(value, &layer, here, err)) < 0)
-                                return r;
+                        if (strcmp(type, "overlay") == 0 && strcmp(opt, "lowerdir") == 0) {
+                                if ((r = mounts_overlay_layer_here(value, &layer, here, err)) < 0)
+                                        return r;
+                                if (layer >= 0) {
+                                        umw_close_fdp(held);
+                                        *held = layer;
+                                }
+                        }
                         r = fsconfig(fs, FSCONFIG_SET_STRING, opt, layer >= 0 ? here : value, 0);
                 } else {
                         r = fsconfig(fs, FSCONFIG_SET_FLAG, opt, NULL, 0);
@@ -232,7 +239,8 @@ static int fs_new(const char *type, const char *source, const struct mount_opts 
                 if (o->flags & sb_flags[i].ms &&
                     fsconfig(fs, FSCONFIG_SET_FLAG, sb_flags[i].key, NULL, 0) < 0)
                         return fs_fail(fs, errno, err, "mount option", sb_flags[i].key);
-        int r = fs_config_data(fs, type, o->data, in_userns, err);
+        _cleanup_close_ int held = -1;
+        int r = fs_config_data(fs, type, o->data, in_userns, &held, err);
         if (r < 0)
                 return r;
         if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
