@@ -206,12 +206,22 @@ static void kill_reap(struct sandbox_gateway *gw, siginfo_t *si)
         reap(gw, si);
 }
 
+/* What the gateway's ready fd holds by now, appended to what it said. */
+static void read_said(struct sandbox_gateway *gw)
+{
+        size_t have = strlen(gw->said);
+        ssize_t n = gw->ready >= 0 && have + 1 < sizeof(gw->said)
+                        ? read(gw->ready, gw->said + have, sizeof(gw->said) - have - 1)
+                        : 0;
+        gw->said[have + (n > 0 ? (size_t)n : 0)] = '\0';
+}
+
 static int wait_ready(struct sandbox_gateway *gw, int out, struct umw_error **err)
 {
-        char buf[8] = "";
         bool answered = wait_readable(gw->ready, GATEWAY_READY_MS);
-        ssize_t n = answered ? read(gw->ready, buf, sizeof(buf) - 1) : 0;
-        if (n >= 6 && strncmp(buf, "ready\n", 6) == 0)
+        if (answered)
+                read_said(gw);
+        if (strncmp(gw->said, "ready\n", 6) == 0)
                 return 0;
         /* One that closed the fd is on its way out: its exit status says
          * whether it refused bad input. */
@@ -417,36 +427,27 @@ static void report(struct sandbox *s, const char *said, const siginfo_t *si)
         sandbox_audit(s, "egress-closed", kv);
 }
 
-/* What the gateway's ready fd holds by now, appended to said. */
-static void read_said(int fd, char *said, size_t len)
-{
-        size_t have = strlen(said);
-        ssize_t n = fd >= 0 && have + 1 < len ? read(fd, said + have, len - have - 1) : 0;
-        said[have + (n > 0 ? (size_t)n : 0)] = '\0';
-}
-
 void sandbox_gateway_end(struct sandbox *s, struct sandbox_gateway *gw)
 {
         if (gw->pidfd < 0)
                 return;
         bool ended = wait_readable(gw->pidfd, 0);
-        char said[32] = "";
-        read_said(gw->ready, said, sizeof(said));
+        read_said(gw);
         /* Before its ready it has accepted no connection: nothing to close
          * or log, and no need to wait for the end of its start. */
-        int sig = strncmp(said, "ready\n", 6) == 0 ? SIGTERM : SIGKILL;
+        int sig = strncmp(gw->said, "ready\n", 6) == 0 ? SIGTERM : SIGKILL;
         bool asked = !ended && pidfd_send_signal(gw->pidfd, sig, NULL, 0) == 0;
         if (asked && !wait_readable(gw->pidfd, GATEWAY_STOP_MS))
                 pidfd_send_signal(gw->pidfd, SIGKILL, NULL, 0);
         /* Its last words, now that it is gone. */
-        read_said(gw->ready, said, sizeof(said));
+        read_said(gw);
         siginfo_t si;
         reap(gw, &si);
         /* One that ended by itself, or a serving one that did not answer the
          * stop with "stopped" (its engine had died and the monitor was on
          * its way out): the door had been shut. */
         if (s && (ended || (asked && sig == SIGTERM)))
-                report(s, said, &si);
+                report(s, gw->said, &si);
 }
 
 void sandbox_gateway_release(struct sandbox_gateway *gw)

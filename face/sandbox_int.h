@@ -196,6 +196,7 @@ int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err);
 struct sandbox_gateway {
         pid_t pid;
         int pidfd, ready; /* -1: none (any more) */
+        char said[32];    /* what ready has said so far */
 };
 #define SANDBOX_GATEWAY_INIT                                                                       \
         {                                                                                          \

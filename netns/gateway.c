@@ -302,10 +302,8 @@ static void on_control(struct loop *l)
         int fds[GATEWAY_POLICY_MAX], errs[GATEWAY_POLICY_MAX];
         size_t n = 0;
         int r = gateway_monitor_recv(l->control.fd, fds, errs, &n);
-        if (r == 0) {
-                umw_warn("gateway: the monitor has ended: stopping");
-                l->gw->stop = true;
-        }
+        if (r == 0)
+                l->gw->stop = l->gw->orphaned = true;
         if (r <= 0)
                 return;
         if (n == l->gw->o->n_policy)
@@ -469,7 +467,12 @@ static int serve(struct loop *l, struct umw_error **err)
                 free_dead(l->gw);
                 gateway_log_flush();
         }
-        return 0;
+        /* Not "stopped": whoever started the monitor must hear that the
+         * door shut while the sandbox ran, even if this engine outlives its
+         * monitor by the moment its death signal takes to arrive. */
+        return l->gw->orphaned ? umw_fail(err, UMW_EXIT_FAILURE, EPIPE,
+                                          "gateway: the monitor has ended: stopping")
+                               : 0;
 }
 
 static int add_endpoint(struct gateway *gw, struct endpoint *ep, int kind, int fd,

@@ -54,6 +54,7 @@ struct gateway {
         struct gateway_rules *pool_rules;
         unsigned n_conns;
         bool stop;
+        bool orphaned; /* the monitor ended first: a stop not asked for */
 };
 
 /* What an epoll event points at: the client or the upstream side of a
