@@ -111,3 +111,11 @@ void umw_log_error(const struct umw_error *err)
         if (err)
                 emit(UMW_LOG_ERROR, err->msg);
 }
+
+int umw_log_exit(struct umw_error *err)
+{
+        umw_log_error(err);
+        int code = !err || err->kind == UMW_EXIT_OK ? UMW_EXIT_FAILURE : (int)err->kind;
+        umw_error_free(err);
+        return code;
+}

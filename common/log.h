@@ -21,6 +21,9 @@ void umw_log(enum umw_log_level level, const char *fmt, ...) __attribute__((form
 void umw_format_now(char *buf, size_t len);
 /* Prints an error as one line and records it in the log file. */
 void umw_log_error(const struct umw_error *err);
+/* The end of a program that failed: err printed as umw_log_error does and
+ * freed; the exit code of its class (never 0). */
+int umw_log_exit(struct umw_error *err);
 bool umw_log_debug_enabled(void);
 
 #define umw_debug(...)                                                                             \

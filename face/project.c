@@ -143,6 +143,9 @@ void sandbox_release(struct sandbox *s)
         free(s->project.audit_file);
         if (s->bundle && !s->keep_bundle)
                 sandbox_remove_bundle(s->bundle, s->project.container_id);
+        if (s->relay_door && !s->relay_keep)
+                sandbox_relay_remove(s->project.container_id);
+        free(s->relay_door);
         free(s->bundle);
         free(s->project.container_id);
         if (s->project.audit_fd >= 0)

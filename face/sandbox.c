@@ -4,6 +4,7 @@
 #include "face/sandbox_int.h"
 #include "face/agent_repo.h"
 #include "face/layer.h"
+#include "face/relay.h"
 #include "policy/paths.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
@@ -257,7 +258,12 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         snprintf(hostname, sizeof(hostname), "umwelt-%.*s",
                  (int)(strrchr(s->project.id, '-') - s->project.id), s->project.id);
         s->terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-        struct compose_bind trust = {.source = s->net.trust_dir, .destination = TLS_TRUST_INSIDE};
+        struct compose_bind binds[2];
+        size_t n_binds = 0;
+        if (s->net.trust_dir)
+                binds[n_binds++] = (struct compose_bind){s->net.trust_dir, TLS_TRUST_INSIDE};
+        if (s->relay_door)
+                binds[n_binds++] = (struct compose_bind){s->relay_door, RELAY_DOOR_INSIDE};
         /* umwelt's state directory is hidden in every sandbox: the CA's
          * key, the audit logs, the policies accepted. Outside the home it
          * would show through the read-only root, and in a workspace or a rw
@@ -310,8 +316,8 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
             .args = long_lived ? pause_args : (const char *const *)o->args,
             .terminal = s->terminal,
             .env_set = (const char *const *)s->net.env_set,
-            .ro_binds = &trust,
-            .n_ro_binds = s->net.trust_dir ? 1 : 0,
+            .ro_binds = binds,
+            .n_ro_binds = n_binds,
             .hidden = hidden,
             .annotations = kv,
             .fds = &s->fds,
@@ -326,6 +332,8 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
         if ((r = sandbox_identity_get(&s->project.who, err)) < 0 ||
             (r = sandbox_open_audit(s, err)) < 0 || (r = load_policy(s, o, err)) < 0 ||
             (r = sandbox_net_prepare(s, o, long_lived, err)) < 0)
+                return r;
+        if (s->state_root && (r = sandbox_relay_prepare(s, s->state_root, err)) < 0)
                 return r;
         s->pause_run = !long_lived && s->net.egress && s->project.who.rootless;
         /* A plain one-shot run needs no bundle directory (run_plain). */

@@ -97,6 +97,12 @@ struct sandbox {
         struct compose_fds fds;
         bool terminal;  /* run: the command gets a pty */
         bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_run.c) */
+        /* The runtime's state root the sandbox is made in (the relay reads
+         * its state there); its door to the relay, bound at /run/umwelt,
+         * kept when the sandbox outlives this process (up). */
+        const char *state_root;
+        char *relay_door;
+        bool relay_keep;
         /* Review mode: LAYER/lock, flock'ed while this process starts or
          * runs a sandbox on the layer (two overlays on one upper are
          * undefined behaviour to overlayfs). */
@@ -223,6 +229,17 @@ pid_t sandbox_gateway_pid(const char *bundle);
 bool sandbox_gateway_signal(const char *bundle, int sig);
 /* SIGTERM, SIGKILL after a grace period; reaps it when it is our child. */
 void sandbox_gateway_stop(const char *bundle);
+
+/* ------------------------------------------------------------ the relay
+ * (sandbox_relay.c) */
+
+/* RELAYDIR/sandboxes/ID for s (state_root: the runtime's), s->relay_door
+ * set, and the relay started when none runs. */
+int sandbox_relay_prepare(struct sandbox *s, const char *state_root, struct umw_error **err);
+/* The door of sandbox id removed (it ended), and the same for an entry of
+ * an open sandboxes directory. */
+void sandbox_relay_remove(const char *id);
+void sandbox_relay_remove_at(int sandboxes, const char *name);
 
 /* One audit line (a failure to write it is a warning). */
 void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv);

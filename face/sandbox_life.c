@@ -280,6 +280,7 @@ static int remove_dead(const struct runtime_opts *rt, const struct life *l, stru
                 return r;
         if (l->bundle)
                 sandbox_remove_bundle(l->bundle, l->id);
+        sandbox_relay_remove(l->id);
         return 0;
 }
 
@@ -350,13 +351,14 @@ static int clear_the_way(const struct runtime_opts *rt, struct sandbox *s, struc
 int sandbox_up(const struct runtime_opts *rt, const struct sandbox_opts *o, struct umw_error **err)
 {
         _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        s.state_root = rt->root;
         int r;
         if ((r = sandbox_locate(&s, o->project, err)) < 0 ||
             (r = sandbox_open_audit(&s, err)) < 0 || (r = clear_the_way(rt, &s, err)) < 0 ||
             (r = sandbox_compose(&s, o, true, err)) < 0 || (r = direct_up_begins(&s, err)) < 0 ||
             (r = create_and_start(&s, rt, err)) < 0)
                 return r;
-        s.keep_bundle = true;
+        s.keep_bundle = s.relay_keep = true;
         touch_last_exec(s.bundle);
         return report_sandbox(rt, &s, o->json, err);
 }

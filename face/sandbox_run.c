@@ -271,6 +271,7 @@ int sandbox_run(const struct runtime_opts *rt, const struct sandbox_opts *o, int
                 s.project.container_id = NULL;
                 return umw_fail_sys(err, ENOMEM, "sandbox id");
         }
+        s.state_root = rt->root;
         if ((r = sandbox_compose(&s, o, false, err)) < 0 ||
             (r = refuse_beside_up(&s, rt, up_id, err)) < 0)
                 return r;

@@ -1,5 +1,6 @@
 #include "netns/gateway_confine.h"
 #include "common/error.h"
+#include "common/sanitized.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,14 +10,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UMW_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UMW_SANITIZED 1
-#endif
-#endif
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -67,7 +67,7 @@ objects() {
         local layer=$1
         ls "$build"/libumwelt_"$layer".a 2>/dev/null
         [[ $layer == netns ]] && ls "$build"/libumwelt_tls.a "$build"/netns/umwelt_gateway-*.o 2>/dev/null
-        [[ $layer == face ]] && ls "$build"/libumwelt_deliver.a 2>/dev/null
+        [[ $layer == face ]] && ls "$build"/libumwelt_deliver.a "$build"/libumwelt_relay.a 2>/dev/null
 }
 
 # Which layer defines each global symbol of the layers' objects.

@@ -146,10 +146,5 @@ int main(int argc, char **argv)
         }
         int r = run(argc, argv, &err);
         git_libgit2_shutdown();
-        if (r >= 0)
-                return 0;
-        umw_log_error(err);
-        int code = err->kind == UMW_EXIT_OK ? UMW_EXIT_FAILURE : (int)err->kind;
-        umw_error_free(err);
-        return code;
+        return r >= 0 ? 0 : umw_log_exit(err);
 }

@@ -69,6 +69,16 @@ static const struct verb verbs[] = {
      "       deliver sync [--include PATH]... [-p DIR] [--json]\n"
      "       deliver discard [-p DIR]\n"
      "       deliver quarantine [-p DIR]"},
+    {"request", verb_request, "from inside a sandbox: ask the relay for more, wait for the answer",
+     "request grant PATH [--rw] --why TEXT [--json]\n"
+     "       request revoke PATH [--json]\n"
+     "       request note TEXT [--json]\n"
+     "       request status [--json]"},
+    {"relay", verb_relay, "on the host: the requests sandboxes make, approved or denied",
+     "relay pending [--json]\n"
+     "       relay approve ID\n"
+     "       relay deny ID [--why TEXT]\n"
+     "       relay watch"},
 };
 
 static void print_help(void)
@@ -93,14 +103,6 @@ static const struct verb *find_verb(const char *name)
         return NULL;
 }
 
-static int fail(struct umw_error *err)
-{
-        umw_log_error(err);
-        int code = err->kind == UMW_EXIT_OK ? UMW_EXIT_FAILURE : (int)err->kind;
-        umw_error_free(err);
-        return code;
-}
-
 int main(int argc, char **argv)
 {
         struct umw_error *err = NULL;
@@ -118,19 +120,19 @@ int main(int argc, char **argv)
         if (argc == 2 && strcmp(argv[0], INIT_PAUSE_ARGV0) == 0)
                 init_pause_main(argv);
         if (opts_parse_global(argc, argv, &g, &verb_index, &err) < 0)
-                return fail(err);
+                return umw_log_exit(err);
         if (g.help) {
                 print_help();
                 free(g.root_alloc);
                 return 0;
         }
         if (umw_log_open(g.log_path, g.log_json, g.debug, &err) < 0)
-                return fail(err);
+                return umw_log_exit(err);
         const struct verb *v = find_verb(argv[verb_index]);
         if (!v) {
                 umw_fail(&err, UMW_EXIT_USAGE, 0, "unknown verb '%s' (see umwelt-run --help)",
                          argv[verb_index]);
-                return fail(err);
+                return umw_log_exit(err);
         }
         const char *first = verb_index + 1 < argc ? argv[verb_index + 1] : "";
         if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
@@ -141,6 +143,6 @@ int main(int argc, char **argv)
         int status = v->run(&g, argc - verb_index, argv + verb_index, &err);
         free(g.root_alloc);
         if (status < 0)
-                return fail(err);
+                return umw_log_exit(err);
         return status;
 }

@@ -28,6 +28,8 @@ VERB(sandbox);
 VERB(doctor);
 VERB(policy);
 VERB(deliver);
+VERB(request);
+VERB(relay);
 
 /* One line per sandbox sub-verb, for umwelt-run --help. */
 void verb_sandbox_print_verbs(void);

@@ -1,0 +1,40 @@
+/* The relay's clients (umwelt-relay(1)): a request from inside a sandbox
+ * (`umwelt-run request`, later the MCP server's asking tools) and the
+ * human side on the host (`umwelt-run relay pending|approve|deny|watch`). */
+#ifndef UMW_FACE_RELAY_CLIENT_H
+#define UMW_FACE_RELAY_CLIENT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "face/relay_msg.h"
+
+struct umw_error;
+
+/* `request`'s exit statuses beyond 0 (granted, or done) and the error
+ * classes (umwelt-run(1)). */
+enum relay_exit {
+        RELAY_EXIT_DENIED = 7,
+        RELAY_EXIT_TIMEOUT = 8,
+        RELAY_EXIT_REFUSED = 9,
+};
+
+/* Sends q on the sandbox's socket and waits for the final answer (a
+ * pending one is said on stderr, or printed with json), which is printed:
+ * its line with json, else a status listing or one line on stderr for
+ * anything but ok and granted. Returns the exit status, or an error (no
+ * relay to reach: UMW_EXIT_FAILURE naming the socket). */
+int relay_request_send(const struct relay_request *q, bool json, struct umw_error **err);
+
+/* The human side: the relay's pending requests, one block each (or their
+ * JSON lines). */
+int relay_pending(bool json, struct umw_error **err);
+/* Approves request id as it is pending now: shown whole, then approved
+ * bound to its hash. */
+int relay_approve_id(const char *id, struct umw_error **err);
+int relay_deny_id(const char *id, const char *why, struct umw_error **err);
+/* Shows each pending request as it comes and asks y/n on in (a terminal
+ * or lines piped in), until in or the relay ends. */
+int relay_watch(FILE *in, struct umw_error **err);
+
+#endif

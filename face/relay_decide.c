@@ -1,0 +1,337 @@
+/* A request from receipt to answer (relay_int.h): refused at once by what
+ * the floor and the user's config never allow, asked of a human
+ * otherwise; a grant applied once approved, every step audited with the
+ * request's hash. */
+#include "face/relay_int.h"
+#include "face/sandbox_int.h"
+#include "policy/grants.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/json.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void id_text(uint64_t id, char out[static RELAY_ID_MAX + 1])
+{
+        snprintf(out, RELAY_ID_MAX + 1, "%llu", (unsigned long long)id);
+}
+
+/* SHA-256 of everything the human is shown, so that an approval is bound
+ * to exactly that request. */
+static void hash_request(struct relay_pending *p, const char *sandbox)
+{
+        char id[RELAY_ID_MAX + 1];
+        id_text(p->id, id);
+        const char *parts[] = {"umwelt-relay 1",           sandbox,   id,
+                               relay_kind_name(p->q.kind), p->path,   p->q.path,
+                               p->q.rw ? "rw" : "ro",      p->q.rule, p->q.why};
+        EVP_MD_CTX *md = EVP_MD_CTX_new();
+        unsigned char sum[32];
+        unsigned int n = 0;
+        if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1) {
+                for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+                        EVP_DigestUpdate(md, parts[i], strlen(parts[i]) + 1);
+                EVP_DigestFinal_ex(md, sum, &n);
+        }
+        EVP_MD_CTX_free(md);
+        for (unsigned int i = 0; i < n && i < 32; i++)
+                snprintf(p->hash + 2 * i, 3, "%02x", sum[i]);
+}
+
+static void refuse(struct relay_conn *c, uint64_t id, const char *hash, const char *rule,
+                   const char *why)
+{
+        char idt[RELAY_ID_MAX + 1];
+        id_text(id, idt);
+        const char *kv[] = {"id",   idt,  "hash",  hash, "decision", "refused",
+                            "rule", rule, "error", why,  NULL};
+        relay_audit(c->sb, "relay-decision", kv);
+        relay_answer(c, id, RELAY_REFUSED, why);
+}
+
+/* ------------------------------------------------------------ grants */
+
+static bool overlaps(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        size_t n = la < lb ? la : lb;
+        return strncmp(a, b, n) == 0 && (la == lb || (la < lb ? b[la] : a[lb]) == '/' || n == 1);
+}
+
+/* Already in the sandbox's view: its workspace, a grant it holds. */
+static const char *held_by(const struct relay_sandbox *sb, const char *path)
+{
+        if (overlaps(path, sb->workspace))
+                return "the workspace is in the sandbox already (a grant may neither lie in it "
+                       "nor hold it)";
+        for (size_t i = 0; i < sb->n_live; i++)
+                if (strcmp(sb->live[i].path, path) == 0)
+                        return "granted already";
+        return NULL;
+}
+
+/* The grant checked exactly as at a start: the floor's and user's grant
+ * roots and never-granted paths, symlinks resolved first. */
+static int resolve_grant(struct relay_pending *p, const char *workspace, const char **rule,
+                         struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        s.keep_bundle = true;
+        int r;
+        *rule = "policy";
+        if ((r = sandbox_for_workspace(&s, workspace, err)) < 0 ||
+            (r = sandbox_policy_read(&s, err)) < 0)
+                return r;
+        struct grant_policy gp = {.roots = (const char *const *)s.view.policy.grant_roots,
+                                  .never = (const char *const *)s.view.policy.never};
+        struct grant_request req = {
+            .path = p->q.path, .mode = p->q.rw ? "rw" : "ro", .origin = "request"};
+        struct grant_list gl = {0};
+        struct grant_refusal refusal = {0};
+        if ((r = grants_resolve(&gp, &req, 1, &gl, &refusal, err)) < 0) {
+                *rule = refusal.rule ? refusal.rule : "policy";
+                return r;
+        }
+        snprintf(p->path, sizeof(p->path), "%s", gl.items[0].path);
+        p->is_file = gl.items[0].is_file;
+        grant_list_free(&gl);
+        return 0;
+}
+
+static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        char id[RELAY_ID_MAX + 1];
+        id_text(p->id, id);
+        clock_gettime(CLOCK_MONOTONIC, &p->deadline);
+        p->deadline.tv_sec += R->o->timeout_s;
+        if (relay_pending_add(R, c, p, &err) < 0) {
+                refuse(c, p->id, p->hash, "limit", err->msg);
+                free(p);
+                return;
+        }
+        const char *kv[] = {"id",       id,
+                            "hash",     p->hash,
+                            "kind",     relay_kind_name(p->q.kind),
+                            "path",     p->path,
+                            "mode",     p->q.rw && !p->is_file ? "rw" : "ro",
+                            "why",      p->q.why,
+                            "decision", "asked",
+                            NULL};
+        relay_audit(c->sb, "relay-request", kv);
+        relay_answer(c, p->id, RELAY_PENDING, "waiting for a human: umwelt-run relay watch");
+        relay_announce(R, p);
+}
+
+static void decide_grant(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        struct relay_pending *p = calloc(1, sizeof(*p));
+        if (!p) {
+                relay_answer(c, 0, RELAY_ERROR, "out of memory");
+                return;
+        }
+        p->id = R->next_id++;
+        p->q = *q;
+        _cleanup_error_ struct umw_error *err = NULL;
+        const char *rule = NULL, *held = NULL;
+        if (resolve_grant(p, c->sb->workspace, &rule, &err) < 0 ||
+            (held = held_by(c->sb, p->path))) {
+                hash_request(p, c->sb->id);
+                refuse(c, p->id, p->hash, held ? "held" : rule, held ? held : err->msg);
+                free(p);
+                return;
+        }
+        hash_request(p, c->sb->id);
+        ask(R, c, p);
+}
+
+static struct relay_live *live_at(struct relay_sandbox *sb, const char *path)
+{
+        for (size_t i = 0; i < sb->n_live; i++)
+                if (strcmp(sb->live[i].path, path) == 0)
+                        return &sb->live[i];
+        return NULL;
+}
+
+/* Narrowing needs nobody's word: a live grant the relay made is detached. */
+static void decide_revoke(struct relay_conn *c, const struct relay_request *q,
+                          const struct relay_target *t)
+{
+        struct relay_sandbox *sb = c->sb;
+        struct relay_live *l = live_at(sb, q->path);
+        if (!l) {
+                relay_answer(c, 0, RELAY_REFUSED, "no live grant at that path");
+                return;
+        }
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (relay_mount_revoke(t, l->path, l->mnt_id, &err) < 0) {
+                const char *kv[] = {"path", l->path, "error", err->msg, NULL};
+                relay_audit(sb, "relay-revoke", kv);
+                relay_answer(c, 0, RELAY_ERROR, err->msg);
+                return;
+        }
+        const char *kv[] = {"path", l->path, "hash", l->hash, NULL};
+        relay_audit(sb, "relay-revoke", kv);
+        *l = sb->live[--sb->n_live];
+        relay_answer(c, 0, RELAY_OK, NULL);
+}
+
+static void decide_note(struct relay_conn *c, const struct relay_request *q)
+{
+        const char *kv[] = {"text", q->text, NULL};
+        relay_audit(c->sb, "relay-note", kv);
+        relay_answer(c, 0, RELAY_OK, NULL);
+}
+
+/* What the sandbox holds now that the relay gave it. */
+static void answer_status(struct relay_conn *c)
+{
+        yajl_gen g = umw_jgen_new(false);
+        if (!g)
+                return;
+        yajl_gen_map_open(g);
+        umw_jgen_key_int(g, "v", RELAY_VERSION);
+        umw_jgen_key_str(g, "status", relay_status_name(RELAY_OK));
+        umw_jgen_key(g, "grants");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < c->sb->n_live; i++) {
+                yajl_gen_map_open(g);
+                umw_jgen_key_str(g, "path", c->sb->live[i].path);
+                umw_jgen_key_str(g, "mode", c->sb->live[i].rw ? "rw" : "ro");
+                yajl_gen_map_close(g);
+        }
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        size_t len;
+        _cleanup_free_ char *line = relay_line(g, &len);
+        relay_send(c->fd, line, len);
+}
+
+void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        struct relay_target t = {.pidfd = -1};
+        if (q->kind == RELAY_BAD) {
+                const char *kv[] = {"error", q->text, NULL};
+                relay_audit(c->sb, "relay-bad-request", kv);
+                relay_answer(c, 0, RELAY_ERROR, q->text);
+                return;
+        }
+        if (relay_sandbox_target(c->sb, &t, &err) < 0) {
+                relay_answer(c, 0, RELAY_REFUSED, err->msg);
+                return;
+        }
+        switch ((enum relay_kind)q->kind) {
+        case RELAY_GRANT:
+                decide_grant(R, c, q);
+                break;
+        case RELAY_REVOKE:
+                decide_revoke(c, q, &t);
+                break;
+        case RELAY_NOTE:
+                decide_note(c, q);
+                break;
+        case RELAY_STATUS:
+                answer_status(c);
+                break;
+        case RELAY_EGRESS:
+        case RELAY_INGRESS:
+        case RELAY_BAD:
+                refuse(c, 0, "", "unsupported",
+                       "this relay does not open egress or ingress live yet");
+                break;
+        }
+        umw_close_fdp(&t.pidfd);
+}
+
+/* ------------------------------------------------------------ the human's word */
+
+static int apply_grant(struct relay_pending *p, struct umw_error **err)
+{
+        struct relay_sandbox *sb = p->conn->sb;
+        if (sb->n_live >= RELAY_GRANTS_MAX)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live grants at most",
+                                RELAY_GRANTS_MAX);
+        struct relay_target t = {.pidfd = -1};
+        int r = relay_sandbox_target(sb, &t, err);
+        if (r < 0)
+                return r;
+        struct relay_live *l = &sb->live[sb->n_live];
+        bool rw = p->q.rw && !p->is_file;
+        r = relay_mount_grant(&t, p->path, p->is_file, rw, &l->mnt_id, err);
+        umw_close_fdp(&t.pidfd);
+        if (r < 0)
+                return r;
+        snprintf(l->path, sizeof(l->path), "%s", p->path);
+        snprintf(l->hash, sizeof(l->hash), "%s", p->hash);
+        l->rw = rw;
+        l->is_file = p->is_file;
+        sb->n_live++;
+        return 0;
+}
+
+static struct relay_pending *find_shown(struct relay *R, uint64_t id, const char *hash,
+                                        struct umw_error **err)
+{
+        struct relay_pending *p = relay_pending_find(R, id);
+        if (!p) {
+                umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "no request %llu is pending",
+                         (unsigned long long)id);
+                return NULL;
+        }
+        if (hash && strcmp(hash, p->hash) != 0) {
+                umw_fail(err, UMW_EXIT_STATE, ESTALE,
+                         "request %llu is not the request shown (its hash differs)",
+                         (unsigned long long)id);
+                return NULL;
+        }
+        return p;
+}
+
+int relay_approve(struct relay *R, uint64_t id, const char *hash, struct umw_error **err)
+{
+        struct relay_pending *p = find_shown(R, id, hash, err);
+        if (!p)
+                return -ENOENT;
+        char idt[RELAY_ID_MAX + 1], mnt[24];
+        id_text(id, idt);
+        const char *decided[] = {"id",       idt,  "hash",  p->hash, "decision",
+                                 "approved", "by", "human", NULL};
+        relay_audit(p->conn->sb, "relay-decision", decided);
+        int r = apply_grant(p, err);
+        if (r < 0) {
+                const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
+                relay_audit(p->conn->sb, "relay-grant", kv);
+                relay_pending_drop(R, p, RELAY_ERROR, (*err)->msg);
+                return r;
+        }
+        struct relay_sandbox *sb = p->conn->sb;
+        snprintf(mnt, sizeof(mnt), "%llu", (unsigned long long)sb->live[sb->n_live - 1].mnt_id);
+        const char *kv[] = {"id",       idt,     "hash", p->hash,
+                            "path",     p->path, "mode", sb->live[sb->n_live - 1].rw ? "rw" : "ro",
+                            "mount_id", mnt,     NULL};
+        relay_audit(sb, "relay-grant", kv);
+        relay_pending_drop(R, p, RELAY_GRANTED, NULL);
+        return 0;
+}
+
+int relay_deny(struct relay *R, uint64_t id, const char *why, struct umw_error **err)
+{
+        struct relay_pending *p = find_shown(R, id, NULL, err);
+        if (!p)
+                return -ENOENT;
+        char idt[RELAY_ID_MAX + 1];
+        id_text(id, idt);
+        const char *kv[] = {"id",     idt,  "hash",  p->hash, "decision",
+                            "denied", "by", "human", "why",   why && *why ? why : "",
+                            NULL};
+        relay_audit(p->conn->sb, "relay-decision", kv);
+        relay_pending_drop(R, p, RELAY_DENIED, why && *why ? why : "denied");
+        return 0;
+}

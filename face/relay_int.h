@@ -1,0 +1,149 @@
+/* What the relay's files share (relay.c the loop and its sandboxes,
+ * relay_decide.c a request from receipt to answer, relay_control.c the
+ * human side). Internal to umwelt-relay. */
+#ifndef UMW_FACE_RELAY_INT_H
+#define UMW_FACE_RELAY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "face/relay.h"
+#include "face/relay_mount.h"
+#include "face/relay_msg.h"
+
+/* Bounds: a sandbox cannot grow the relay or slow another's requests. */
+#define RELAY_SANDBOXES_MAX 256
+#define RELAY_CONNS_PER_SB  4  /* connections a sandbox may hold open */
+#define RELAY_PENDING_MAX   4  /* requests of one sandbox waiting for a human */
+#define RELAY_GRANTS_MAX    64 /* live grants of one sandbox */
+#define RELAY_CONTROLS_MAX  16
+#define RELAY_CONTROL_LINE  4096
+#define RELAY_ID_LEN        128 /* a container id */
+
+/* What an epoll event points at: each struct below starts with one. */
+enum relay_ev {
+        EV_SIGNAL = 1,
+        EV_INOTIFY,
+        EV_TIMER,
+        EV_CONTROL_LISTEN,
+        EV_CONTROL,
+        EV_DOOR,
+        EV_CONN
+};
+
+struct relay_live {
+        char path[RELAY_PATH_MAX + 1];
+        bool rw, is_file;
+        uint64_t mnt_id;
+        char hash[RELAY_HASH_HEX + 1]; /* of the request that granted it */
+};
+
+struct relay_sandbox {
+        enum relay_ev ev; /* EV_DOOR */
+        int door;         /* the listening request socket */
+        char id[RELAY_ID_LEN];
+        char *state_root;
+        char *workspace; /* from the runtime's state, at its first request */
+        int audit_fd;    /* the project's audit log, from then on */
+        unsigned conns, pending;
+        struct relay_live live[RELAY_GRANTS_MAX];
+        size_t n_live;
+};
+
+struct relay_pending;
+
+struct relay_conn {
+        enum relay_ev ev; /* EV_CONN: records from its parser */
+        int fd, records;
+        pid_t parser;
+        struct relay_sandbox *sb;
+        struct relay_pending *waiting; /* its request a human is asked */
+};
+
+struct relay_pending {
+        uint64_t id;
+        char hash[RELAY_HASH_HEX + 1];
+        struct relay_request q;
+        char path[RELAY_PATH_MAX + 1]; /* a grant: the path resolved */
+        bool is_file;
+        char workspace[RELAY_PATH_MAX + 1];
+        struct timespec deadline; /* CLOCK_MONOTONIC */
+        struct relay_conn *conn;
+};
+
+struct relay_control_conn {
+        enum relay_ev ev; /* EV_CONTROL */
+        int fd;
+        bool watching;
+        size_t have;
+        char buf[RELAY_CONTROL_LINE];
+};
+
+struct relay {
+        const struct relay_opts *o;
+        int epfd, signals, inotify, timer, control, lock;
+        char *dir;
+        int sandboxes_fd; /* RELAYDIR/sandboxes */
+        uint64_t next_id;
+        struct relay_sandbox *sb[RELAY_SANDBOXES_MAX];
+        struct relay_conn *conns[RELAY_SANDBOXES_MAX * RELAY_CONNS_PER_SB];
+        struct relay_pending *pending[RELAY_SANDBOXES_MAX * RELAY_PENDING_MAX];
+        struct relay_control_conn *controls[RELAY_CONTROLS_MAX];
+        struct timespec idle_since; /* when the last sandbox went; 0: some run */
+};
+
+/* relay_state.c: the tables every other file works on. */
+/* Watches fd for input, its events pointing at ptr. */
+int relay_watch(struct relay *R, int fd, void *ptr, struct umw_error **err);
+/* A generated JSON object as one line (malloc'd, newline-ended; NULL when
+ * out of memory); g is freed. */
+char *relay_line(yajl_gen g, size_t *len);
+/* Sends a line to a sandbox's connection without ever blocking the relay:
+ * a sandbox that does not read its answers loses them. */
+void relay_send(int fd, const char *line, size_t len);
+/* An answer line {"v":1,"id":..,"status":..,"reason":..} on fd (id and
+ * reason NULL: none). */
+void relay_reply(int fd, const char *id, enum relay_status status, const char *reason);
+/* The same to a sandbox's connection (id 0: none). */
+void relay_answer(struct relay_conn *c, uint64_t id, enum relay_status status, const char *reason);
+/* The sandbox's init (a pidfd, checked against the runtime's state) and,
+ * the first time, its workspace and audit log: UMW_EXIT_STATE when it is
+ * not running. */
+int relay_sandbox_target(struct relay_sandbox *sb, struct relay_target *t, struct umw_error **err);
+/* One audit line in the sandbox's project log (kv as audit_append's,
+ * "sandbox" added); a failure is a warning. */
+void relay_audit(struct relay_sandbox *sb, const char *event, const char *const *kv);
+/* A new pending request for c (the sandbox's limit checked: -EBUSY),
+ * waiting until deadline; c stops being read until it is answered. */
+int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pending *p,
+                      struct umw_error **err);
+struct relay_pending *relay_pending_find(struct relay *R, uint64_t id);
+/* Answers p's connection (when it is still there), resumes reading it,
+ * frees p. */
+void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_status status,
+                        const char *reason);
+/* Denies (as timed out) every request whose deadline passed; the nearest
+ * deadline left in *next (0 when none). */
+void relay_expire(struct relay *R, struct timespec *next);
+/* p as the human side sees it: one JSON line (malloc'd, newline-ended). */
+char *relay_pending_line(const struct relay_pending *p, size_t *len);
+/* Tells every watching control client of p. */
+void relay_announce(struct relay *R, const struct relay_pending *p);
+
+/* relay_decide.c: a request from receipt to answer. */
+/* One record from c's parser, answered now or once a human decides. */
+void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_request *q);
+/* A human's answer to pending id; hash: the request as it was shown. The
+ * grant applied and the sandbox answered; *err for the control client. */
+int relay_approve(struct relay *R, uint64_t id, const char *hash, struct umw_error **err);
+int relay_deny(struct relay *R, uint64_t id, const char *why, struct umw_error **err);
+
+/* relay_control.c: the human side. */
+void relay_control_accept(struct relay *R);
+void relay_control_read(struct relay *R, struct relay_control_conn *cc);
+
+#endif

@@ -1,0 +1,167 @@
+/* A sandbox's door to the relay (face/relay.h): RELAYDIR/sandboxes/ID made
+ * before the sandbox is, its door/ bound read-only at /run/umwelt inside,
+ * the relay started when none runs, all of it removed when the sandbox
+ * ends. The relay follows the directory; it never learns of a sandbox
+ * from anything the sandbox says. */
+#include "face/relay.h"
+#include "face/sandbox_int.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
+#include "common/paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RELAY_BIN "umwelt-relay"
+
+/* A relay runs when its lock is held. */
+static bool relay_running(int dir)
+{
+        _cleanup_close_ int fd = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+                flock(fd, LOCK_UN);
+                return false;
+        }
+        return errno == EWOULDBLOCK;
+}
+
+/* The grandchild: the relay, in a session of its own, its output in
+ * RELAYDIR/relay.log, holding no fd of this process (a caller reading our
+ * output until it closes must not wait for the relay). */
+__attribute__((noreturn)) static void exec_relay(const char *bin, int dir)
+{
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int log =
+            openat(dir, "relay.log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        sigset_t none;
+        sigemptyset(&none);
+        if (null < 0 || log < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(log, 2) < 0 ||
+            umw_close_fds_from(3, NULL, 0) < 0 || chdir("/") < 0 ||
+            sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+                _exit(127);
+        execl(bin, RELAY_BIN, (char *)NULL);
+        _exit(127);
+}
+
+/* Started detached (double fork: no zombie of ours, no controlling
+ * terminal); a relay that finds another running ends by itself. */
+static void spawn_relay(int dir)
+{
+        _cleanup_free_ char *bin = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (umw_find_program(RELAY_BIN, &bin, &err) < 0) {
+                umw_log(UMW_LOG_WARNING, "no relay: %s", err->msg);
+                return;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (setsid() < 0 || fork() != 0)
+                        _exit(0);
+                exec_relay(bin, dir);
+        }
+        while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
+/* sandboxes/.ID.new filled, then renamed into place: the relay sees the
+ * directory whole or not at all. A stale one (a run that was killed) goes. */
+static int make_door(int sandboxes, const char *id, const char *state_root, struct umw_error **err)
+{
+        char tmp[NAME_MAX + 1];
+        snprintf(tmp, sizeof(tmp), ".%s.new", id);
+        sandbox_relay_remove_at(sandboxes, tmp);
+        sandbox_relay_remove_at(sandboxes, id);
+        if (mkdirat(sandboxes, tmp, 0711) < 0)
+                return umw_fail_errno(err, "relay door for %s", id);
+        _cleanup_close_ int dir = umw_open_beneath(sandboxes, tmp, O_PATH | O_DIRECTORY);
+        int r;
+        if (dir < 0)
+                return umw_fail_sys(err, -dir, "relay door for %s", id);
+        if ((r = umw_write_file_atomic(dir, "state-root", state_root, strlen(state_root), 0600,
+                                       err)) < 0)
+                return r;
+        if (mkdirat(dir, "door", 0711) < 0 || fchmodat(sandboxes, tmp, 0711, 0) < 0 ||
+            fchmodat(dir, "door", 0711, 0) < 0 || renameat(sandboxes, tmp, sandboxes, id) < 0)
+                return umw_fail_errno(err, "relay door for %s", id);
+        return 0;
+}
+
+/* The state root as the relay, started elsewhere, finds it (it may not
+ * exist yet: create makes it). */
+static char *absolute(const char *path)
+{
+        char cwd[PATH_MAX];
+        char *out = NULL;
+        if (path[0] == '/')
+                return strdup(path);
+        if (!getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, path) < 0)
+                return NULL;
+        return out;
+}
+
+int sandbox_relay_prepare(struct sandbox *s, const char *state_root, struct umw_error **err)
+{
+        _cleanup_free_ char *dir = NULL, *root = absolute(state_root);
+        int r = relay_dir(true, &dir, err);
+        if (r < 0)
+                return umw_error_prefix(err, "relay");
+        if (!root)
+                return umw_fail_errno(err, "relay: state root %s", state_root);
+        _cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0 || (mkdirat(dfd, "sandboxes", 0700) < 0 && errno != EEXIST))
+                return umw_fail_errno(err, "relay: %s/sandboxes", dir);
+        _cleanup_close_ int sandboxes = umw_open_beneath(dfd, "sandboxes", O_PATH | O_DIRECTORY);
+        if (sandboxes < 0)
+                return umw_fail_sys(err, -sandboxes, "relay: %s/sandboxes", dir);
+        if ((r = make_door(sandboxes, s->project.container_id, root, err)) < 0)
+                return r;
+        if (asprintf(&s->relay_door, "%s/sandboxes/%s/door", dir, s->project.container_id) < 0) {
+                s->relay_door = NULL;
+                sandbox_relay_remove(s->project.container_id);
+                return umw_fail_sys(err, ENOMEM, "relay door");
+        }
+        if (!relay_running(dfd))
+                spawn_relay(dfd);
+        return 0;
+}
+
+void sandbox_relay_remove_at(int sandboxes, const char *name)
+{
+        _cleanup_close_ int dir = umw_open_beneath(sandboxes, name, O_PATH | O_DIRECTORY);
+        if (dir < 0)
+                return;
+        _cleanup_close_ int door = umw_open_beneath(dir, "door", O_PATH | O_DIRECTORY);
+        if (door >= 0)
+                unlinkat(door, "relay.sock", 0);
+        unlinkat(dir, "door", AT_REMOVEDIR);
+        unlinkat(dir, "state-root", 0);
+        unlinkat(sandboxes, name, AT_REMOVEDIR);
+}
+
+void sandbox_relay_remove(const char *id)
+{
+        _cleanup_free_ char *dir = NULL, *path = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (relay_dir(false, &dir, &err) < 0)
+                return;
+        if (asprintf(&path, "%s/sandboxes", dir) < 0) {
+                path = NULL;
+                return;
+        }
+        _cleanup_close_ int sandboxes = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sandboxes >= 0)
+                sandbox_relay_remove_at(sandboxes, id);
+}

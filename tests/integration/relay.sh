@@ -1,0 +1,291 @@
+#!/bin/bash
+# umwelt-relay from inside real sandboxes, as root and as the unprivileged
+# user the set-up makes: a grant approved on the host appears in a process
+# started before it (read-only: EROFS; rw: writes land with the host's
+# owner), revoke takes it away, deny and time-out grant nothing, what the
+# policy never allows is refused without asking (never-granted, outside
+# the grant roots, a symlink out, the workspace itself), an approval is
+# bound to the request's hash, the control socket is out of reach from
+# inside and refuses a peer in another user namespace, and bad or flooding
+# requests get answers while the relay keeps serving within bounded memory.
+T_NAME=relay
+. "$(dirname "$0")/lib.sh"
+t_require_root
+t_setup
+t_test_user
+t_keep_floor
+# Rootless sandboxes here have no delegated cgroup.
+floor 'limits_best_effort = true'
+
+RELAY=${UMW_RELAY:-$(dirname "$RT")/umwelt-relay}
+[[ -x $RELAY ]] || t_bail "umwelt-relay $RELAY is not executable"
+
+RELAY_PID=
+relay_cleanup() {
+        [[ -n $RELAY_PID ]] && kill "$RELAY_PID" 2>/dev/null
+        for p in "$T_TMP"/home/proj "$UHOME"/proj; do
+                [[ -d $p ]] || continue
+                "$RT" --root "$T_ROOT" sandbox down -p "$p" >/dev/null 2>&1
+                U_ "$RT" sandbox down -p "$p" >/dev/null 2>&1
+        done
+}
+T_EXTRA_CLEANUP=relay_cleanup
+
+# U_ CMD...: CMD as the test user, its home apart from its runtime
+# directory (the runtime directory is never granted: a home inside it
+# would be too).
+UHOME=$T_TMP/uhome
+U_() {
+        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+                XDG_RUNTIME_DIR="$XDG" HOME="$UHOME" "$@"
+}
+
+WHO=root
+# S ARGS...: umwelt-run as WHO.
+S() {
+        if [[ $WHO == root ]]; then
+                env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" "$RT" --root "$T_ROOT" "$@"
+        else
+                U_ "$RT" "$@"
+        fi
+}
+# as_who CMD...: CMD as WHO, outside every sandbox.
+as_who() { if [[ $WHO == root ]]; then "$@"; else U_ "$@"; fi; }
+relay_dir() { if [[ $WHO == root ]]; then echo /run/umwelt/relay; else echo "$XDG/umwelt/relay"; fi; }
+
+# A relay of this test's own (a short timeout, never idle), once one a
+# previous test started has ended (it ends 30 s after its last sandbox).
+start_relay() {
+        local lock
+        lock=$(relay_dir)/lock
+        for _ in $(seq 400); do
+                [[ -e $lock ]] && ! flock -n "$lock" true && { sleep 0.1; continue; }
+                break
+        done
+        if [[ $WHO == root ]]; then
+                # The relay reads the user's policy and writes the project's
+                # audit log where the face does: the same environment.
+                HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state \
+                        "$RELAY" --timeout 3 --idle 0 2>>"$T_TMP/relay-root.log" &
+                RELAY_PID=$!
+        else
+                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 3 --idle 0' sh "$XDG/urelay.pid" \
+                        "$RELAY" 2>>"$T_TMP/relay-user.log" &
+                for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
+                RELAY_PID=$(cat "$XDG/urelay.pid")
+        fi
+        for _ in $(seq 100); do [[ -S $(relay_dir)/control.sock ]] && break; sleep 0.05; done
+}
+stop_relay() {
+        kill "$RELAY_PID" 2>/dev/null
+        for _ in $(seq 100); do kill -0 "$RELAY_PID" 2>/dev/null || break; sleep 0.05; done
+        RELAY_PID=
+}
+
+# pending_field ID FIELD: a member of pending request ID, from relay pending --json.
+pending_field() {
+        S relay pending --json 2>/dev/null |
+                "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d.get("id") == sys.argv[1]: print(d.get(sys.argv[2], ""))' "$1" "$2"
+}
+# wait_pending: the id of the newest pending request, once there is one.
+wait_pending() {
+        local id
+        for _ in $(seq 100); do
+                id=$(S relay pending --json 2>/dev/null | "$PY" -c 'import json,sys
+ids = [int(json.loads(l)["id"]) for l in sys.stdin]
+print(max(ids) if ids else "")')
+                [[ -n $id ]] && { echo "$id"; return 0; }
+                sleep 0.05
+        done
+        return 1
+}
+
+# Raw protocol from inside: RAW LINE... sends each line on one connection
+# and prints the answers; FLOOD N opens N connections in a burst and sends
+# N bad lines on one, printing how many answers came back.
+read -r -d '' RAWPY <<'EOF'
+import socket, sys
+def conn():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/run/umwelt/relay.sock")
+    return s
+if sys.argv[1] == "raw":
+    s = conn()
+    f = s.makefile("rb")
+    for line in sys.argv[2:]:
+        s.sendall(line.encode() + b"\n")
+        print(f.readline().decode().rstrip())
+elif sys.argv[1] == "flood":
+    n = int(sys.argv[2])
+    held = []
+    refused = 0
+    for _ in range(n):
+        try:
+            held.append(conn())
+        except OSError:
+            refused += 1
+    for s in held:
+        s.close()
+    s = conn()
+    s.sendall(b"garbage\n" * n)
+    s.shutdown(socket.SHUT_WR)
+    got = s.makefile("rb").read().count(b"\n")
+    print("answered" if got > 0 else "unanswered")
+elif sys.argv[1] == "control":
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(sys.argv[2])
+        s.sendall(b'{"v":1,"op":"pending"}\n')
+        s.settimeout(2)
+        print("answered" if s.recv(100) else "closed")
+    except (BrokenPipeError, ConnectionResetError):
+        print("closed")
+    except OSError as e:
+        print("unreachable %s" % e.strerror)
+EOF
+
+relay_rss() { awk '/^VmRSS:/ {print $2}' "/proc/$RELAY_PID/status"; }
+
+scene() {
+        WHO=$1
+        local proj home data
+        if [[ $WHO == root ]]; then home=$T_TMP/home; else home=$UHOME; fi
+        proj=$home/proj
+        data=$home/data
+        mkdir -p "$proj" "$data/sub" "$home/.ssh"
+        echo granted-content >"$data/f"
+        ln -sfn /etc "$data/link-out"
+        cp "$RT" "$proj/umw"
+        printf '%s\n' "$RAWPY" >"$proj/raw.py"
+        [[ $WHO == user ]] && chown -R "$U:$G" "$proj" "$home"
+        start_relay
+        t_eq "$WHO: the relay runs" yes "$([[ -n $RELAY_PID ]] && kill -0 "$RELAY_PID" && echo yes)" \
+                "$(cat "$T_TMP"/relay-*.log 2>/dev/null)"
+        capture S sandbox up -p "$proj" --workspace direct
+        t_eq "$WHO: sandbox up" 0 "$T_RC" "$T_OUT"
+
+        # A process that started before the grant.
+        S sandbox exec -p "$proj" -- /bin/sh -c \
+                'for i in $(seq 200); do [ -e "$1/f" ] && break; sleep 0.05; done
+                 cat "$1/f"; echo x >"$1/new" 2>&1 || echo refused' sh "$data" \
+                >"$T_TMP/$WHO-waiter" 2>&1 &
+        local waiter=$!
+        S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "read the data" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        local req=$!
+        local id
+        id=$(wait_pending)
+        t_eq "$WHO: the request waits for a human" "grant ro $data read the data" \
+                "$(pending_field "$id" kind) $(pending_field "$id" mode) $(pending_field "$id" path) $(pending_field "$id" why)"
+        t_eq "$WHO: nothing is mounted before the approval" "absent" \
+                "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$data/f' && echo present || echo absent")"
+        capture S relay approve "$id"
+        t_eq "$WHO: relay approve" 0 "$T_RC" "$T_OUT"
+        wait "$req"
+        t_eq "$WHO: request grant exits 0 once approved" 0 "$?" "$(cat "$T_TMP/$WHO-req")"
+        wait "$waiter"
+        t_eq "$WHO: the process started before sees the path, read-only" \
+                "granted-content"$'\n'"refused" "$(grep -v 'Read-only' "$T_TMP/$WHO-waiter")" \
+                "$(cat "$T_TMP/$WHO-waiter")"
+        t_match "$WHO: ... a write is EROFS" "Read-only file system" "$(cat "$T_TMP/$WHO-waiter")"
+        t_eq "$WHO: request status lists it" "grant ro $data" \
+                "$(S sandbox exec -p "$proj" -- ./umw request status 2>&1)"
+        capture S sandbox exec -p "$proj" -- ./umw request grant "$data" --why again
+        t_eq "$WHO: the same grant again is refused without asking (exit 9)" 9 "$T_RC" "$T_OUT"
+
+        capture S sandbox exec -p "$proj" -- ./umw request revoke "$data"
+        t_eq "$WHO: revoke" 0 "$T_RC" "$T_OUT"
+        t_eq "$WHO: ... the path is gone inside" "absent" \
+                "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$data/f' && echo present || echo absent")"
+
+        # rw: exactly its subtree, with the host's owner.
+        S sandbox exec -p "$proj" -- ./umw request grant "$data/sub" --rw --why "write output" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        req=$!
+        id=$(wait_pending)
+        capture S relay approve "$id"
+        wait "$req"
+        t_eq "$WHO: a rw grant is approved" 0 "$?" "$(cat "$T_TMP/$WHO-req")"
+        S sandbox exec -p "$proj" -- /bin/sh -c "echo out >'$data/sub/w'" >/dev/null 2>&1
+        local owner
+        if [[ $WHO == root ]]; then owner=0; else owner=$U; fi
+        t_eq "$WHO: ... a write lands on the host with the host's owner" "out $owner" \
+                "$(cat "$data/sub/w" 2>&1) $(stat -c %u "$data/sub/w" 2>&1)"
+
+        # deny, and nobody answering.
+        S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "denied one" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        req=$!
+        id=$(wait_pending)
+        capture S relay deny "$id" --why "not today"
+        wait "$req"
+        t_eq "$WHO: a denied request exits 7" 7 "$?" "$(cat "$T_TMP/$WHO-req")"
+        t_match "$WHO: ... with the human's reason" "denied: not today" "$(cat "$T_TMP/$WHO-req")"
+        capture S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "nobody answers"
+        t_eq "$WHO: an unanswered request times out (exit 8)" 8 "$T_RC" "$T_OUT"
+        t_eq "$WHO: ... and neither granted anything" "absent" \
+                "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$data/f' && echo present || echo absent")"
+
+        # Refused without asking: nothing becomes pending.
+        local path
+        for path in "$home/.ssh" /etc "$data/link-out" "$proj" "$(dirname "$proj")"; do
+                capture S sandbox exec -p "$proj" -- ./umw request grant "$path" --why x
+                t_eq "$WHO: grant $path is refused without asking (exit 9)" "9 " \
+                        "$T_RC $(S relay pending --json 2>&1)" "$T_OUT"
+        done
+
+        # The approval is bound to the hash of the request shown.
+        S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "hash" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        req=$!
+        id=$(wait_pending)
+        t_match "$WHO: approving with another hash is refused" "not the request shown" \
+                "$(as_who /usr/bin/python3 - "$(relay_dir)/control.sock" "$id" <<'EOF' 2>&1
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(('{"v":1,"op":"approve","id":"%s","hash":"%s"}\n' % (sys.argv[2], "0" * 64)).encode())
+print(s.recv(4096).decode())
+EOF
+)"
+        capture S relay deny "$id"
+        wait "$req"
+
+        # The human side from inside: not there, and not by its host path.
+        t_eq "$WHO: the control socket is not reachable from inside" \
+                "unreachable No such file or directory" \
+                "$(S sandbox exec -p "$proj" -- python3 raw.py control "$(relay_dir)/control.sock" 2>&1)"
+        if [[ $WHO == root ]]; then
+                t_eq "$WHO: a peer in another user namespace is turned away" closed \
+                        "$(unshare -U "$PY" "$proj/raw.py" control "$(relay_dir)/control.sock" 2>&1)"
+        fi
+
+        # Bad input and floods: answered, and the relay goes on.
+        t_match "$WHO: a malformed request gets an error" '"status":"error".*required' \
+                "$(S sandbox exec -p "$proj" -- python3 raw.py raw '{"v":1,"kind":"grant"}' 2>&1)"
+        t_match "$WHO: an unknown kind gets an error" '"status":"error"' \
+                "$(S sandbox exec -p "$proj" -- python3 raw.py raw '{"v":1,"kind":"sudo"}' 2>&1)"
+        local before after
+        before=$(relay_rss)
+        t_eq "$WHO: a flood of 3000 connections, then of 3000 bad lines, is answered" answered \
+                "$(S sandbox exec -p "$proj" -- python3 raw.py flood 3000 2>&1)"
+        after=$(relay_rss)
+        t_eq "$WHO: ... and the relay's memory stays within 1 MiB of before" yes \
+                "$([[ $((after - before)) -lt 1024 ]] && echo yes)" "RSS ${before} kB -> ${after} kB"
+        capture S sandbox exec -p "$proj" -- ./umw request note "still serving"
+        t_eq "$WHO: ... and still serves (a note)" 0 "$T_RC" "$T_OUT"
+        t_match "$WHO: the audit log has the requests, decisions and grants" \
+                'relay-request.*relay-decision.*relay-grant.*relay-revoke.*relay-note' \
+                "$(S sandbox log -p "$proj" 2>&1 | tr '\n' ' ')"
+
+        capture S sandbox down -p "$proj"
+        t_eq "$WHO: sandbox down" 0 "$T_RC" "$T_OUT"
+        t_eq "$WHO: ... its door is gone" "" "$(ls "$(relay_dir)/sandboxes" 2>&1)"
+        stop_relay
+}
+
+scene root
+scene user
+t_done
