@@ -11,6 +11,7 @@
 #include "common/json.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +77,23 @@ static const char *held_by(const struct relay_sandbox *sb, const char *path)
         return NULL;
 }
 
+/* The user's standing rule (relay.allow_rw, or allow_ro for a read-only
+ * grant) the resolved path matches, into p->standing. */
+static void find_standing(struct relay_pending *p, const struct policy_config *c)
+{
+        char *const *lists[] = {c->relay_allow_rw,
+                                p->q.rw && !p->is_file ? NULL : c->relay_allow_ro};
+        for (size_t i = 0; i < 2; i++)
+                for (char *const *g = lists[i]; g && *g; g++)
+                        if (fnmatch(*g, p->path, FNM_PATHNAME) == 0) {
+                                snprintf(p->standing, sizeof(p->standing), "%s", *g);
+                                return;
+                        }
+}
+
 /* The grant checked exactly as at a start: the floor's and user's grant
- * roots and never-granted paths, symlinks resolved first. */
+ * roots and never-granted paths, symlinks resolved first; the user's
+ * standing rules and timeout read on the way. */
 static int resolve_grant(struct relay_pending *p, const char *workspace, const char **rule,
                          struct umw_error **err)
 {
@@ -101,7 +117,77 @@ static int resolve_grant(struct relay_pending *p, const char *workspace, const c
         snprintf(p->path, sizeof(p->path), "%s", gl.items[0].path);
         p->is_file = gl.items[0].is_file;
         grant_list_free(&gl);
+        find_standing(p, &s.view.policy);
+        p->timeout_s = s.view.policy.relay_timeout_s;
         return 0;
+}
+
+static int apply_grant(struct relay_sandbox *sb, const struct relay_pending *p,
+                       struct umw_error **err)
+{
+        if (sb->n_live >= RELAY_GRANTS_MAX)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live grants at most",
+                                RELAY_GRANTS_MAX);
+        struct relay_target t = {.pidfd = -1};
+        int r = relay_sandbox_target(sb, &t, err);
+        if (r < 0)
+                return r;
+        struct relay_live *l = &sb->live[sb->n_live];
+        bool rw = p->q.rw && !p->is_file;
+        r = relay_mount_grant(&t, p->path, p->is_file, rw, &l->mnt_id, err);
+        umw_close_fdp(&t.pidfd);
+        if (r < 0)
+                return r;
+        snprintf(l->path, sizeof(l->path), "%s", p->path);
+        snprintf(l->hash, sizeof(l->hash), "%s", p->hash);
+        l->rw = rw;
+        l->is_file = p->is_file;
+        sb->n_live++;
+        return 0;
+}
+
+/* The grant applied and its line in the audit log, whatever the outcome. */
+static int grant_audited(struct relay_sandbox *sb, const struct relay_pending *p,
+                         struct umw_error **err)
+{
+        char idt[RELAY_ID_MAX + 1], mnt[24];
+        id_text(p->id, idt);
+        int r = apply_grant(sb, p, err);
+        if (r < 0) {
+                const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
+                relay_audit(sb, "relay-grant", kv);
+                return r;
+        }
+        const struct relay_live *l = &sb->live[sb->n_live - 1];
+        snprintf(mnt, sizeof(mnt), "%llu", (unsigned long long)l->mnt_id);
+        const char *kv[] = {"id",       idt,     "hash", p->hash,
+                            "path",     p->path, "mode", l->rw ? "rw" : "ro",
+                            "mount_id", mnt,     NULL};
+        relay_audit(sb, "relay-grant", kv);
+        return 0;
+}
+
+/* Granted without asking: the user's standing rule allows it. */
+static void grant_standing(struct relay_conn *c, struct relay_pending *p)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        char id[RELAY_ID_MAX + 1];
+        id_text(p->id, id);
+        const char *kv[] = {"id",       id,
+                            "hash",     p->hash,
+                            "kind",     relay_kind_name(p->q.kind),
+                            "path",     p->path,
+                            "mode",     p->q.rw && !p->is_file ? "rw" : "ro",
+                            "why",      p->q.why,
+                            "decision", "allowed",
+                            "by",       "rule",
+                            "rule",     p->standing,
+                            NULL};
+        relay_audit(c->sb, "relay-decision", kv);
+        int r = grant_audited(c->sb, p, &err);
+        relay_answer(c, p->id, r < 0 ? RELAY_ERROR : RELAY_GRANTED,
+                     r < 0 ? err->msg : "allowed by a standing rule of the user's");
+        free(p);
 }
 
 static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
@@ -110,7 +196,7 @@ static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
         char id[RELAY_ID_MAX + 1];
         id_text(p->id, id);
         clock_gettime(CLOCK_MONOTONIC, &p->deadline);
-        p->deadline.tv_sec += R->o->timeout_s;
+        p->deadline.tv_sec += p->timeout_s ? p->timeout_s : R->o->timeout_s;
         if (relay_pending_add(R, c, p, &err) < 0) {
                 refuse(c, p->id, p->hash, "limit", err->msg);
                 free(p);
@@ -148,7 +234,10 @@ static void decide_grant(struct relay *R, struct relay_conn *c, const struct rel
                 return;
         }
         hash_request(p, c->sb->id);
-        ask(R, c, p);
+        if (p->standing[0])
+                grant_standing(c, p);
+        else
+                ask(R, c, p);
 }
 
 static struct relay_live *live_at(struct relay_sandbox *sb, const char *path)
@@ -252,30 +341,6 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
 
 /* ------------------------------------------------------------ the human's word */
 
-static int apply_grant(struct relay_pending *p, struct umw_error **err)
-{
-        struct relay_sandbox *sb = p->conn->sb;
-        if (sb->n_live >= RELAY_GRANTS_MAX)
-                return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live grants at most",
-                                RELAY_GRANTS_MAX);
-        struct relay_target t = {.pidfd = -1};
-        int r = relay_sandbox_target(sb, &t, err);
-        if (r < 0)
-                return r;
-        struct relay_live *l = &sb->live[sb->n_live];
-        bool rw = p->q.rw && !p->is_file;
-        r = relay_mount_grant(&t, p->path, p->is_file, rw, &l->mnt_id, err);
-        umw_close_fdp(&t.pidfd);
-        if (r < 0)
-                return r;
-        snprintf(l->path, sizeof(l->path), "%s", p->path);
-        snprintf(l->hash, sizeof(l->hash), "%s", p->hash);
-        l->rw = rw;
-        l->is_file = p->is_file;
-        sb->n_live++;
-        return 0;
-}
-
 static struct relay_pending *find_shown(struct relay *R, uint64_t id, const char *hash,
                                         struct umw_error **err)
 {
@@ -299,26 +364,14 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, struct umw_err
         struct relay_pending *p = find_shown(R, id, hash, err);
         if (!p)
                 return -ENOENT;
-        char idt[RELAY_ID_MAX + 1], mnt[24];
+        char idt[RELAY_ID_MAX + 1];
         id_text(id, idt);
         const char *decided[] = {"id",       idt,  "hash",  p->hash, "decision",
                                  "approved", "by", "human", NULL};
         relay_audit(p->conn->sb, "relay-decision", decided);
-        int r = apply_grant(p, err);
-        if (r < 0) {
-                const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
-                relay_audit(p->conn->sb, "relay-grant", kv);
-                relay_pending_drop(R, p, RELAY_ERROR, (*err)->msg);
-                return r;
-        }
-        struct relay_sandbox *sb = p->conn->sb;
-        snprintf(mnt, sizeof(mnt), "%llu", (unsigned long long)sb->live[sb->n_live - 1].mnt_id);
-        const char *kv[] = {"id",       idt,     "hash", p->hash,
-                            "path",     p->path, "mode", sb->live[sb->n_live - 1].rw ? "rw" : "ro",
-                            "mount_id", mnt,     NULL};
-        relay_audit(sb, "relay-grant", kv);
-        relay_pending_drop(R, p, RELAY_GRANTED, NULL);
-        return 0;
+        int r = grant_audited(p->conn->sb, p, err);
+        relay_pending_drop(R, p, r < 0 ? RELAY_ERROR : RELAY_GRANTED, r < 0 ? (*err)->msg : NULL);
+        return r;
 }
 
 int relay_deny(struct relay *R, uint64_t id, const char *why, struct umw_error **err)

@@ -70,8 +70,9 @@ struct relay_pending {
         struct relay_request q;
         char path[RELAY_PATH_MAX + 1]; /* a grant: the path resolved */
         bool is_file;
-        char workspace[RELAY_PATH_MAX + 1];
-        struct timespec deadline; /* CLOCK_MONOTONIC */
+        char standing[RELAY_PATH_MAX + 1]; /* the user's rule that allows it, or "" */
+        int timeout_s;                     /* the user's relay.timeout, or 0 */
+        struct timespec deadline;          /* CLOCK_MONOTONIC */
         struct relay_conn *conn;
 };
 

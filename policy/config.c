@@ -453,6 +453,31 @@ static int load_delivery(struct loader *l, const struct toml_value *t, const cha
         return check_names(d, "protected_branches", file, err);
 }
 
+/* [relay] timeout = SECONDS, allow_ro / allow_rw = [GLOB, ...]: absolute
+ * globs of the paths umwelt-relay grants without asking. Only the user's
+ * own file has them: a project's is written where the agent writes. */
+static int load_relay(struct loader *l, const struct toml_value *t, const char *file,
+                      struct umw_error **err)
+{
+        static const char *const keys[] = {"timeout", "allow_ro", "allow_rw", NULL};
+        const struct toml_value *d = NULL, *v = NULL;
+        int r = toml_get(t, "relay", TOML_TABLE, file, &d, err);
+        if (r <= 0)
+                return r;
+        if ((r = toml_check_keys(d, keys, file, err)) < 0 ||
+            (r = toml_get(d, "timeout", TOML_INTEGER, file, &v, err)) < 0)
+                return r;
+        if (v && (v->integer < 1 || v->integer > 3600))
+                return umw_fail(err, UMW_EXIT_CONFIG, ERANGE,
+                                "%s:%u:%u: relay.timeout: expected 1 to 3600 seconds", file,
+                                v->line, v->column);
+        l->c->relay_timeout_s = v ? (int)v->integer : 0;
+        if ((r = get_paths(d, "allow_ro", file, true, &l->c->relay_allow_ro, err)) < 0)
+                return r;
+        r = get_paths(d, "allow_rw", file, true, &l->c->relay_allow_rw, err);
+        return r < 0 ? r : 0;
+}
+
 /* [workspace] mode = "review" | "direct"; narrow_only: a project's, which
  * may not turn the user's review into direct. */
 static int load_workspace(struct loader *l, const struct toml_value *t, const char *file,
@@ -525,7 +550,8 @@ static int user_roots(struct loader *l, const struct toml_value *a, char ***root
 
 static int load_user(struct loader *l, struct umw_error **err)
 {
-        static const char *const keys[] = {"grant_roots", "preset", "workspace", "delivery", NULL};
+        static const char *const keys[] = {"grant_roots", "preset", "workspace",
+                                           "delivery",    "relay",  NULL};
         const char *file = l->user_file;
         _cleanup_toml_ struct toml_value *t = NULL;
         int r = layer_read(file, false, &t, err);
@@ -536,7 +562,7 @@ static int load_user(struct loader *l, struct umw_error **err)
             (r = get_strings(t, "grant_roots", file, &a, err)) < 0 ||
             (r = set_preset(l, t, file, err)) < 0 ||
             (r = load_workspace(l, t, file, false, err)) < 0 ||
-            (r = load_delivery(l, t, file, err)) < 0)
+            (r = load_delivery(l, t, file, err)) < 0 || (r = load_relay(l, t, file, err)) < 0)
                 return r;
         if (!a)
                 return 0;
@@ -832,6 +858,8 @@ void policy_config_free(struct policy_config *c)
         grants_strv_free(c->egress_deny);
         grants_strv_free(c->delivery_hold);
         grants_strv_free(c->protected_branches);
+        grants_strv_free(c->relay_allow_ro);
+        grants_strv_free(c->relay_allow_rw);
         free(c->ingress_ports);
         free(c->preset);
         free(c->grants);

@@ -58,6 +58,12 @@ struct policy_config {
         bool workspace_direct; /* [workspace] mode = "direct"; review otherwise */
         /* The user's [delivery]: more names held, more branches protected. */
         char **delivery_hold, **protected_branches;
+        /* The user's [relay]: how long a request waits for a human (0:
+         * the relay's default), and the standing rules: globs of resolved
+         * paths a live grant below is given without asking, read-only or
+         * read-write (NULL when none). */
+        int relay_timeout_s;
+        char **relay_allow_ro, **relay_allow_rw;
         void *owned; /* the parsed trees and strings the fields point into */
 };
 

@@ -67,6 +67,7 @@ where = {
     # [workspace] is read from both the user's and the project's file.
     ("config.c", "load_workspace"): [("USER CONFIG", "workspace."), ("PROJECT CONFIG", "workspace.")],
     ("config.c", "load_delivery"): ("USER CONFIG", "delivery."),
+    ("config.c", "load_relay"): ("USER CONFIG", "relay."),
     # The gateway's --policy files: the project's [egress] table.
     ("gateway_policy.c", "load_file"): ("PROJECT CONFIG", "egress."),
 }

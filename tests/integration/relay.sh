@@ -53,7 +53,8 @@ S() {
 as_who() { if [[ $WHO == root ]]; then "$@"; else U_ "$@"; fi; }
 relay_dir() { if [[ $WHO == root ]]; then echo /run/umwelt/relay; else echo "$XDG/umwelt/relay"; fi; }
 
-# A relay of this test's own (a short timeout, never idle), once one a
+# A relay of this test's own (never idle; the user's config sets the
+# timeout, 4 s, and its --timeout of 60 s would fail the time-out test), once one a
 # previous test started has ended (it ends 30 s after its last sandbox).
 start_relay() {
         local lock
@@ -66,10 +67,10 @@ start_relay() {
                 # The relay reads the user's policy and writes the project's
                 # audit log where the face does: the same environment.
                 HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state \
-                        "$RELAY" --timeout 3 --idle 0 2>>"$T_TMP/relay-root.log" &
+                        "$RELAY" --timeout 60 --idle 0 2>>"$T_TMP/relay-root.log" &
                 RELAY_PID=$!
         else
-                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 3 --idle 0' sh "$XDG/urelay.pid" \
+                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' sh "$XDG/urelay.pid" \
                         "$RELAY" 2>>"$T_TMP/relay-user.log" &
                 for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
                 RELAY_PID=$(cat "$XDG/urelay.pid")
@@ -155,7 +156,8 @@ scene() {
         if [[ $WHO == root ]]; then home=$T_TMP/home; else home=$UHOME; fi
         proj=$home/proj
         data=$home/data
-        mkdir -p "$proj" "$data/sub" "$home/.ssh"
+        mkdir -p "$proj" "$data/sub" "$home/.ssh" "$home/std/a" "$home/.config/umwelt"
+        printf '[relay]\ntimeout = 4\nallow_ro = ["%s/std/*"]\n' "$home" >"$home/.config/umwelt/config.toml"
         echo granted-content >"$data/f"
         ln -sfn /etc "$data/link-out"
         cp "$RT" "$proj/umw"
@@ -236,6 +238,17 @@ scene() {
                 t_eq "$WHO: grant $path is refused without asking (exit 9)" "9 " \
                         "$T_RC $(S relay pending --json 2>&1)" "$T_OUT"
         done
+
+        # A standing rule of the user's: granted without asking, read-only.
+        capture S sandbox exec -p "$proj" -- ./umw request grant "$home/std/a" --why standing
+        t_eq "$WHO: a grant a standing rule allows is given without asking" "0 " \
+                "$T_RC $(S relay pending --json 2>&1)" "$T_OUT"
+        t_eq "$WHO: ... and is there" "present" \
+                "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -d '$home/std/a' && echo present")"
+        capture S sandbox exec -p "$proj" -- ./umw request grant "$home/std" --why "not below it"
+        t_eq "$WHO: ... the rule's glob holds: its parent is asked (and times out)" 8 "$T_RC" "$T_OUT"
+        t_match "$WHO: ... audited as allowed by the rule" 'decision=allowed by=rule rule='"$home"'/std/\*' \
+                "$(S sandbox log -p "$proj" 2>&1)"
 
         # The approval is bound to the hash of the request shown.
         S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "hash" \

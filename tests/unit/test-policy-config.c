@@ -459,7 +459,7 @@ Test(policy_config, user_unknown_key_and_wrong_type)
 {
         write_file(user_path, "preset = \"dev\"\n[grant]\npath = \"/srv\"\n");
         load_fails("@/user.toml:2:1: unknown key 'grant': expected one of grant_roots, preset, "
-                   "workspace, delivery");
+                   "workspace, delivery, relay");
         write_file(user_path, "\npreset = 3\n");
         load_fails("@/user.toml:2:10: 'preset': expected a string, found an integer");
         write_file(user_path, "preset = \"fast\"\n");
@@ -518,6 +518,31 @@ Test(policy_config, user_delivery_hold_and_protected_branches)
         write_file(project_path, "[delivery]\nhold = []\n");
         write_file(user_path, "");
         load_fails("@/project.toml:1:1: unknown key 'delivery'");
+}
+
+Test(policy_config, user_relay_timeout_and_standing_rules)
+{
+        write_file(user_path, "[relay]\ntimeout = 30\nallow_ro = [\"/srv/data/*\"]\n"
+                              "allow_rw = [\"/srv/out\"]\n");
+        struct policy_config c = {0};
+        load_ok(&c);
+        cr_assert_eq(c.relay_timeout_s, 30);
+        assert_strv(c.relay_allow_ro, (const char *const[]){"/srv/data/*", NULL});
+        assert_strv(c.relay_allow_rw, (const char *const[]){"/srv/out", NULL});
+        policy_config_free(&c);
+        write_file(user_path, "[relay]\ntimeout = 0\n");
+        load_fails("@/user.toml:2:11: relay.timeout: expected 1 to 3600 seconds");
+        write_file(user_path, "[relay]\nallow_ro = [\"data/*\"]\n");
+        load_fails("@/user.toml:2:13: 'allow_ro': expected an absolute path, found 'data/*'");
+        write_file(user_path, "[relay]\nallow_rw = [\"/srv/../etc\"]\n");
+        load_fails("@/user.toml:2:13: 'allow_rw': expected a path without '..'");
+        write_file(user_path, "[relay]\nask = false\n");
+        load_fails("@/user.toml:2:1: unknown key 'ask': expected one of timeout, allow_ro, "
+                   "allow_rw");
+        /* The agent writes the project's file: no standing rule there. */
+        write_file(user_path, "");
+        write_file(project_path, "[relay]\nallow_rw = [\"/\"]\n");
+        load_fails("@/project.toml:1:1: unknown key 'relay'");
 }
 
 Test(policy_config, user_preset_must_be_allowed_by_the_floor)
