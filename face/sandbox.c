@@ -261,9 +261,9 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         struct compose_bind binds[2];
         size_t n_binds = 0;
         if (s->net.trust_dir)
-                binds[n_binds++] = (struct compose_bind){s->net.trust_dir, TLS_TRUST_INSIDE};
+                binds[n_binds++] = (struct compose_bind){s->net.trust_dir, TLS_TRUST_INSIDE, false};
         if (s->relay_door)
-                binds[n_binds++] = (struct compose_bind){s->relay_door, RELAY_DOOR_INSIDE};
+                binds[n_binds++] = (struct compose_bind){s->relay_door, RELAY_DOOR_INSIDE, true};
         /* umwelt's state directory is hidden in every sandbox: the CA's
          * key, the audit logs, the policies accepted. Outside the home it
          * would show through the read-only root, and in a workspace or a rw

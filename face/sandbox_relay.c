@@ -87,12 +87,13 @@ static int make_door(int sandboxes, const char *id, const char *state_root, stru
         if (mkdirat(sandboxes, tmp, 0711) < 0)
                 return umw_fail_errno(err, "relay door for %s", id);
         _cleanup_close_ int dir = umw_open_beneath(sandboxes, tmp, O_PATH | O_DIRECTORY);
-        int r;
         if (dir < 0)
                 return umw_fail_sys(err, -dir, "relay door for %s", id);
-        if ((r = umw_write_file_atomic(dir, "state-root", state_root, strlen(state_root), 0600,
-                                       err)) < 0)
-                return r;
+        /* A plain write: the directory appears whole by its rename. */
+        _cleanup_close_ int fd =
+            openat(dir, "state-root", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || umw_write_all(fd, state_root, strlen(state_root)) < 0)
+                return umw_fail_errno(err, "relay door for %s: state-root", id);
         if (mkdirat(dir, "door", 0711) < 0 || fchmodat(sandboxes, tmp, 0711, 0) < 0 ||
             fchmodat(dir, "door", 0711, 0) < 0 || renameat(sandboxes, tmp, sandboxes, id) < 0)
                 return umw_fail_errno(err, "relay door for %s", id);

@@ -456,9 +456,10 @@ static int gen_workspace(yajl_gen g, const struct compose_input *in, struct umw_
  * opened here once like every other source. */
 static int gen_extra_mounts(yajl_gen g, const struct compose_input *in, struct umw_error **err)
 {
-        const char *const ro_opts[] = {
-            "rbind", "ro", "nosuid", "nodev", "noexec", in->idmap_binds ? "idmap" : NULL, NULL};
         for (size_t i = 0; i < in->n_ro_binds; i++) {
+                bool idmap = in->idmap_binds && !in->ro_binds[i].plain;
+                const char *const ro_opts[] = {
+                    "rbind", "ro", "nosuid", "nodev", "noexec", idmap ? "idmap" : NULL, NULL};
                 char src[32];
                 int fd = open(in->ro_binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 int r = fd < 0 ? umw_fail_errno(err, "open %s", in->ro_binds[i].source)

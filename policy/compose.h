@@ -16,6 +16,10 @@ struct umw_error;
 struct compose_bind {
         const char *source;
         const char *destination;
+        /* Not idmapped even where binds are: nothing in it is owned by
+         * anyone the sandbox acts as (a socket anyone who reaches may use),
+         * and an idmapped mount costs its making and its teardown. */
+        bool plain;
 };
 
 /* The fds compose opened for the binds it writes: each bind's source is
