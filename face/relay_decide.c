@@ -167,23 +167,25 @@ static int grant_audited(struct relay_sandbox *sb, const struct relay_pending *p
         return 0;
 }
 
+/* The request's line: what it asks, and how it was decided (rule: the
+ * standing rule that allowed it, or NULL when a human is asked). */
+static void audit_request(struct relay_sandbox *sb, const struct relay_pending *p, const char *rule)
+{
+        char id[RELAY_ID_MAX + 1];
+        id_text(p->id, id);
+        const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind), "path",
+                            p->path, "mode", p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why,
+                            "decision", rule ? "allowed" : "asked",
+                            /* asked: the line ends here */
+                            rule ? "by" : NULL, "rule", "rule", rule, NULL};
+        relay_audit(sb, "relay-request", kv);
+}
+
 /* Granted without asking: the user's standing rule allows it. */
 static void grant_standing(struct relay_conn *c, struct relay_pending *p)
 {
         _cleanup_error_ struct umw_error *err = NULL;
-        char id[RELAY_ID_MAX + 1];
-        id_text(p->id, id);
-        const char *kv[] = {"id",       id,
-                            "hash",     p->hash,
-                            "kind",     relay_kind_name(p->q.kind),
-                            "path",     p->path,
-                            "mode",     p->q.rw && !p->is_file ? "rw" : "ro",
-                            "why",      p->q.why,
-                            "decision", "allowed",
-                            "by",       "rule",
-                            "rule",     p->standing,
-                            NULL};
-        relay_audit(c->sb, "relay-decision", kv);
+        audit_request(c->sb, p, p->standing);
         int r = grant_audited(c->sb, p, &err);
         relay_answer(c, p->id, r < 0 ? RELAY_ERROR : RELAY_GRANTED,
                      r < 0 ? err->msg : "allowed by a standing rule of the user's");
@@ -193,8 +195,6 @@ static void grant_standing(struct relay_conn *c, struct relay_pending *p)
 static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
 {
         _cleanup_error_ struct umw_error *err = NULL;
-        char id[RELAY_ID_MAX + 1];
-        id_text(p->id, id);
         clock_gettime(CLOCK_MONOTONIC, &p->deadline);
         p->deadline.tv_sec += p->timeout_s ? p->timeout_s : R->o->timeout_s;
         if (relay_pending_add(R, c, p, &err) < 0) {
@@ -202,15 +202,7 @@ static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
                 free(p);
                 return;
         }
-        const char *kv[] = {"id",       id,
-                            "hash",     p->hash,
-                            "kind",     relay_kind_name(p->q.kind),
-                            "path",     p->path,
-                            "mode",     p->q.rw && !p->is_file ? "rw" : "ro",
-                            "why",      p->q.why,
-                            "decision", "asked",
-                            NULL};
-        relay_audit(c->sb, "relay-request", kv);
+        audit_request(c->sb, p, NULL);
         relay_answer(c, p->id, RELAY_PENDING, "waiting for a human: umwelt-run relay watch");
         relay_announce(R, p);
 }
