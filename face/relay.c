@@ -120,6 +120,10 @@ static void sandbox_free(struct relay_sandbox *sb)
 {
         umw_close_fdp(&sb->door);
         free(sb->state_root);
+        free(sb->workspace);
+        free(sb->live);
+        if (sb->audit_fd >= 0)
+                close(sb->audit_fd);
         free(sb);
 }
 
@@ -157,7 +161,7 @@ static void adopt(struct relay *R, const char *id)
                 return;
         }
         sb->ev = EV_DOOR;
-        sb->door = -1;
+        sb->door = sb->audit_fd = -1;
         snprintf(sb->id, sizeof(sb->id), "%s", id);
         if (sandbox_open(R, id, sb, &err) < 0 || relay_watch(R, sb->door, sb, &err) < 0) {
                 umw_log(UMW_LOG_WARNING, "sandbox %s: %s", id, err->msg);

@@ -9,10 +9,10 @@
 #include "common/error.h"
 #include "common/fdio.h"
 #include "common/json.h"
+#include "common/sha256.h"
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +32,11 @@ static void hash_request(struct relay_pending *p, const char *sandbox)
         const char *parts[] = {"umwelt-relay 1",           sandbox,   id,
                                relay_kind_name(p->q.kind), p->path,   p->q.path,
                                p->q.rw ? "rw" : "ro",      p->q.rule, p->q.why};
-        EVP_MD_CTX *md = EVP_MD_CTX_new();
-        unsigned char sum[32];
-        unsigned int n = 0;
-        if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1) {
-                for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-                        EVP_DigestUpdate(md, parts[i], strlen(parts[i]) + 1);
-                EVP_DigestFinal_ex(md, sum, &n);
-        }
-        EVP_MD_CTX_free(md);
-        for (unsigned int i = 0; i < n && i < 32; i++)
-                snprintf(p->hash + 2 * i, 3, "%02x", sum[i]);
+        struct umw_sha256 c;
+        umw_sha256_init(&c);
+        for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+                umw_sha256_update(&c, parts[i], strlen(parts[i]) + 1);
+        umw_sha256_hex(&c, p->hash);
 }
 
 static void refuse(struct relay_conn *c, uint64_t id, const char *hash, const char *rule,
@@ -132,6 +126,10 @@ static int apply_grant(struct relay_sandbox *sb, const struct relay_pending *p,
         int r = relay_sandbox_target(sb, &t, err);
         if (r < 0)
                 return r;
+        struct relay_live *more = realloc(sb->live, (sb->n_live + 1) * sizeof(*more));
+        if (!more)
+                return umw_fail_sys(err, ENOMEM, "grant");
+        sb->live = more;
         struct relay_live *l = &sb->live[sb->n_live];
         bool rw = p->q.rw && !p->is_file;
         r = relay_mount_grant(&t, p->path, p->is_file, rw, &l->mnt_id, err);
@@ -298,14 +296,17 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
 {
         _cleanup_error_ struct umw_error *err = NULL;
         struct relay_target t = {.pidfd = -1};
+        /* First: a sandbox that is not running is not heard, and the
+         * project's audit log is open from here on. */
+        if (relay_sandbox_target(c->sb, &t, &err) < 0) {
+                relay_answer(c, 0, RELAY_REFUSED, err->msg);
+                return;
+        }
         if (q->kind == RELAY_BAD) {
                 const char *kv[] = {"error", q->text, NULL};
                 relay_audit(c->sb, "relay-bad-request", kv);
                 relay_answer(c, 0, RELAY_ERROR, q->text);
-                return;
-        }
-        if (relay_sandbox_target(c->sb, &t, &err) < 0) {
-                relay_answer(c, 0, RELAY_REFUSED, err->msg);
+                umw_close_fdp(&t.pidfd);
                 return;
         }
         switch ((enum relay_kind)q->kind) {

@@ -50,7 +50,7 @@ struct relay_sandbox {
         char *workspace; /* from the runtime's state, at its first request */
         int audit_fd;    /* the project's audit log, from then on */
         unsigned conns, pending;
-        struct relay_live live[RELAY_GRANTS_MAX];
+        struct relay_live *live; /* grown as grants come: most sandboxes have none */
         size_t n_live;
 };
 
