@@ -89,8 +89,45 @@ static int listen_at(int dir, const char *name, mode_t mode, struct umw_error **
         return TAKE_FD(fd);
 }
 
+/* The control socket systemd made (umwelt-relay.socket): fd 3 when
+ * LISTEN_PID is this process and LISTEN_FDS 1, and only if it is a
+ * listening unix stream socket bound at RELAYDIR/control.sock. *fd -1:
+ * none was passed. */
+static int activated_control(const struct relay *R, int *fd, struct umw_error **err)
+{
+        const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+        *fd = -1;
+        if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
+                return 0;
+        unsetenv("LISTEN_PID");
+        unsetenv("LISTEN_FDS");
+        unsetenv("LISTEN_FDNAMES");
+        if (strcmp(fds, "1") != 0)
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                "socket activation: expected 1 socket (control.sock), got %s", fds);
+        struct sockaddr_un a;
+        socklen_t len = sizeof(a);
+        int listening = 0;
+        socklen_t ll = sizeof(listening);
+        char want[sizeof(a.sun_path)];
+        snprintf(want, sizeof(want), "%s/control.sock", R->dir);
+        if (getsockname(3, (struct sockaddr *)&a, &len) < 0 || a.sun_family != AF_UNIX ||
+            getsockopt(3, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) < 0 || !listening ||
+            strncmp(a.sun_path, want, sizeof(a.sun_path)) != 0)
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                "socket activation: fd 3 is not a unix socket listening on %s",
+                                want);
+        if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0 || fcntl(3, F_SETFL, O_NONBLOCK) < 0)
+                return umw_fail_errno(err, "socket activation: fd 3");
+        *fd = 3;
+        return 0;
+}
+
 static int open_control(struct relay *R, struct umw_error **err)
 {
+        int r = activated_control(R, &R->control, err);
+        if (r < 0 || R->control >= 0)
+                return r < 0 ? r : relay_watch(R, R->control, &ev_control, err);
         _cleanup_close_ int dir = open(R->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (dir < 0)
                 return umw_fail_errno(err, "%s", R->dir);
@@ -119,6 +156,7 @@ static struct relay_sandbox **free_slot(struct relay *R)
 static void sandbox_free(struct relay_sandbox *sb)
 {
         umw_close_fdp(&sb->door);
+        umw_close_fdp(&sb->dir);
         free(sb->state_root);
         free(sb->workspace);
         free(sb->live);
@@ -143,7 +181,11 @@ static int sandbox_open(struct relay *R, const char *id, struct relay_sandbox *s
         if (door < 0)
                 return umw_fail_sys(err, -door, "sandboxes/%s/door", id);
         sb->door = listen_at(door, "relay.sock", 0666, err);
-        return sb->door < 0 ? sb->door : 0;
+        if (sb->door < 0)
+                return sb->door;
+        sb->dir = TAKE_FD(dir);
+        relay_live_load(sb);
+        return 0;
 }
 
 /* Follows sandboxes/ID: a new one gets its door; one that went is closed. */
@@ -161,7 +203,7 @@ static void adopt(struct relay *R, const char *id)
                 return;
         }
         sb->ev = EV_DOOR;
-        sb->door = sb->audit_fd = -1;
+        sb->door = sb->dir = sb->audit_fd = -1;
         snprintf(sb->id, sizeof(sb->id), "%s", id);
         if (sandbox_open(R, id, sb, &err) < 0 || relay_watch(R, sb->door, sb, &err) < 0) {
                 umw_log(UMW_LOG_WARNING, "sandbox %s: %s", id, err->msg);

@@ -316,11 +316,13 @@ static int find_wanted(const char *line, const struct relay_answer *a, void *ctx
         return 0;
 }
 
-static int approve_line(struct control *c, const char *id, const char *hash, struct umw_error **err)
+static int approve_line(struct control *c, const char *id, const char *hash, bool remember,
+                        struct umw_error **err)
 {
-        char line[128];
-        snprintf(line, sizeof(line), "{\"v\":1,\"op\":\"approve\",\"id\":\"%s\",\"hash\":\"%s\"}\n",
-                 id, hash);
+        char line[160];
+        snprintf(line, sizeof(line),
+                 "{\"v\":1,\"op\":\"approve\",\"id\":\"%s\",\"hash\":\"%s\",\"remember\":%s}\n", id,
+                 hash, remember ? "true" : "false");
         int r = control_send(c, line, err);
         return r < 0 ? r : control_result(c, err);
 }
@@ -357,7 +359,7 @@ static int check_id(const char *id, struct umw_error **err)
         return 0;
 }
 
-int relay_approve_id(const char *id, struct umw_error **err)
+int relay_approve_id(const char *id, bool remember, struct umw_error **err)
 {
         __attribute__((cleanup(control_close))) struct control c = {.fd = -1};
         struct wanted w = {.id = id};
@@ -368,7 +370,7 @@ int relay_approve_id(const char *id, struct umw_error **err)
         if (!w.hash[0])
                 return umw_fail(err, UMW_EXIT_NOTFOUND, ENOENT, "relay: no request %s is pending",
                                 id);
-        return approve_line(&c, id, w.hash, err);
+        return approve_line(&c, id, w.hash, remember, err);
 }
 
 int relay_deny_id(const char *id, const char *why, struct umw_error **err)
@@ -382,7 +384,8 @@ int relay_deny_id(const char *id, const char *why, struct umw_error **err)
 
 /* ------------------------------------------------------------ watch */
 
-/* y approves, n denies; anything else asks again; 1 at the end of in. */
+/* y approves, a ("always") approves and remembers it for the project's
+ * next start, n denies; anything else asks again; 1 at the end of in. */
 static int ask_human(struct control *c, FILE *in, const char *line, const char *id,
                      struct umw_error **err)
 {
@@ -396,13 +399,14 @@ static int ask_human(struct control *c, FILE *in, const char *line, const char *
         show_pending(line);
         char answer[64];
         for (;;) {
-                fputs("approve? [y/n] ", stdout);
+                fputs("approve? [y/a/n] ", stdout);
                 fflush(stdout);
                 if (!fgets(answer, sizeof(answer), in))
                         return 1;
-                if (strcmp(answer, "y\n") == 0 || strcmp(answer, "y") == 0)
-                        return approve_line(c, id, hash, err);
-                if (strcmp(answer, "n\n") == 0 || strcmp(answer, "n") == 0)
+                answer[strcspn(answer, "\n")] = '\0';
+                if (strcmp(answer, "y") == 0 || strcmp(answer, "a") == 0)
+                        return approve_line(c, id, hash, answer[0] == 'a', err);
+                if (strcmp(answer, "n") == 0)
                         return deny_line(c, id, "denied from relay watch", err);
         }
 }
@@ -464,7 +468,7 @@ int relay_watch(FILE *in, struct umw_error **err)
         if ((r = control_open(&c, err)) < 0 || (r = control_open(&cmd, err)) < 0 ||
             (r = control_send(&c, "{\"v\":1,\"op\":\"watch\"}\n", err)) < 0)
                 return r;
-        printf("watching the relay's requests (y approves, n denies)\n");
+        printf("watching the relay's requests (y approves, a approves for good, n denies)\n");
         fflush(stdout);
         unsigned long long done = 0;
         char *line;

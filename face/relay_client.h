@@ -30,11 +30,11 @@ int relay_request_send(const struct relay_request *q, bool json, struct umw_erro
  * JSON lines). */
 int relay_pending(bool json, struct umw_error **err);
 /* Approves request id as it is pending now: shown whole, then approved
- * bound to its hash. */
-int relay_approve_id(const char *id, struct umw_error **err);
+ * bound to its hash; remember: also at the project's next start. */
+int relay_approve_id(const char *id, bool remember, struct umw_error **err);
 int relay_deny_id(const char *id, const char *why, struct umw_error **err);
-/* Shows each pending request as it comes and asks y/n on in (a terminal
- * or lines piped in), until in or the relay ends. */
+/* Shows each pending request as it comes and asks y/a/n on in (a
+ * terminal or lines piped in), until in or the relay ends. */
 int relay_watch(FILE *in, struct umw_error **err);
 
 #endif

@@ -123,9 +123,7 @@ static void act(struct relay *R, struct relay_control_conn *cc, const struct rel
         case RELAY_OP_ADOPT:
                 break; /* sandboxes are followed by inotify: a ping */
         case RELAY_OP_APPROVE:
-                r = m->remember ? umw_fail(&err, UMW_EXIT_USAGE, ENOTSUP,
-                                           "--remember is not supported by this relay yet")
-                                : relay_approve(R, id, m->hash, &err);
+                r = relay_approve(R, id, m->hash, m->remember, &err);
                 break;
         case RELAY_OP_DENY:
                 r = relay_deny(R, id, m->why, &err);

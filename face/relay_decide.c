@@ -3,12 +3,14 @@
  * otherwise; a grant applied once approved, every step audited with the
  * request's hash. */
 #include "face/relay_int.h"
+#include "face/remembered.h"
 #include "face/sandbox_int.h"
 #include "policy/grants.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/sha256.h"
 
 #include <errno.h>
@@ -144,24 +146,36 @@ static int apply_grant(struct relay_sandbox *sb, const struct relay_pending *p,
         return 0;
 }
 
-/* The grant applied and its line in the audit log, whatever the outcome. */
+/* The live grants on disk; a failure is a warning (the mount is there). */
+static void keep_record(const struct relay_sandbox *sb)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (relay_live_save(sb, &err) < 0)
+                umw_log(UMW_LOG_WARNING, "sandbox %s: %s", sb->id, err->msg);
+}
+
+/* The grant applied and its lines in the audit log, whatever the outcome. */
 static int grant_audited(struct relay_sandbox *sb, const struct relay_pending *p,
                          struct umw_error **err)
 {
         char idt[RELAY_ID_MAX + 1], mnt[24];
         id_text(p->id, idt);
+        /* Written before the attach: a relay killed after it leaves a
+         * mount the log names (its child dies before, with it). */
+        const char *mode = p->q.rw && !p->is_file ? "rw" : "ro";
+        const char *intent[] = {"id", idt, "hash", p->hash, "path", p->path, "mode", mode, NULL};
+        relay_audit(sb, "relay-grant", intent);
         int r = apply_grant(sb, p, err);
         if (r < 0) {
                 const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
-                relay_audit(sb, "relay-grant", kv);
+                relay_audit(sb, "relay-grant-failed", kv);
                 return r;
         }
         const struct relay_live *l = &sb->live[sb->n_live - 1];
         snprintf(mnt, sizeof(mnt), "%llu", (unsigned long long)l->mnt_id);
-        const char *kv[] = {"id",       idt,     "hash", p->hash,
-                            "path",     p->path, "mode", l->rw ? "rw" : "ro",
-                            "mount_id", mnt,     NULL};
-        relay_audit(sb, "relay-grant", kv);
+        const char *kv[] = {"id", idt, "hash", p->hash, "path", p->path, "mount_id", mnt, NULL};
+        relay_audit(sb, "relay-granted", kv);
+        keep_record(sb);
         return 0;
 }
 
@@ -258,6 +272,7 @@ static void decide_revoke(struct relay_conn *c, const struct relay_request *q,
         const char *kv[] = {"path", l->path, "hash", l->hash, NULL};
         relay_audit(sb, "relay-revoke", kv);
         *l = sb->live[--sb->n_live];
+        keep_record(sb);
         relay_answer(c, 0, RELAY_OK, NULL);
 }
 
@@ -352,17 +367,31 @@ static struct relay_pending *find_shown(struct relay *R, uint64_t id, const char
         return p;
 }
 
-int relay_approve(struct relay *R, uint64_t id, const char *hash, struct umw_error **err)
+/* The approved grant kept for the project's next start. */
+static int remember(const struct relay_sandbox *sb, const struct relay_pending *p,
+                    struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        s.keep_bundle = true;
+        int r = sandbox_for_workspace(&s, sb->workspace, err);
+        return r < 0 ? r : remembered_add(s.project.id, p->path, p->q.rw && !p->is_file, err);
+}
+
+int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembered,
+                  struct umw_error **err)
 {
         struct relay_pending *p = find_shown(R, id, hash, err);
         if (!p)
                 return -ENOENT;
         char idt[RELAY_ID_MAX + 1];
         id_text(id, idt);
-        const char *decided[] = {"id",       idt,  "hash",  p->hash, "decision",
-                                 "approved", "by", "human", NULL};
+        const char *decided[] = {"id",       idt,  "hash",  p->hash,      "decision",
+                                 "approved", "by", "human", "remembered", remembered ? "yes" : "no",
+                                 NULL};
         relay_audit(p->conn->sb, "relay-decision", decided);
-        int r = grant_audited(p->conn->sb, p, err);
+        int r = remembered ? remember(p->conn->sb, p, err) : 0;
+        if (r >= 0)
+                r = grant_audited(p->conn->sb, p, err);
         relay_pending_drop(R, p, r < 0 ? RELAY_ERROR : RELAY_GRANTED, r < 0 ? (*err)->msg : NULL);
         return r;
 }

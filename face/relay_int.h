@@ -45,6 +45,7 @@ struct relay_live {
 struct relay_sandbox {
         enum relay_ev ev; /* EV_DOOR */
         int door;         /* the listening request socket */
+        int dir;          /* RELAYDIR/sandboxes/ID */
         char id[RELAY_ID_LEN];
         char *state_root;
         char *workspace; /* from the runtime's state, at its first request */
@@ -97,6 +98,12 @@ struct relay {
         struct timespec idle_since; /* when the last sandbox went; 0: some run */
 };
 
+/* relay_record.c: the live grants kept in sb->dir's "grants" file. */
+int relay_live_save(const struct relay_sandbox *sb, struct umw_error **err);
+/* Reads them back (a relay started after one that was killed); a bad
+ * line is skipped with a warning. */
+void relay_live_load(struct relay_sandbox *sb);
+
 /* relay_state.c: the tables every other file works on. */
 /* Watches fd for input, its events pointing at ptr. */
 int relay_watch(struct relay *R, int fd, void *ptr, struct umw_error **err);
@@ -139,8 +146,10 @@ void relay_announce(struct relay *R, const struct relay_pending *p);
 /* One record from c's parser, answered now or once a human decides. */
 void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_request *q);
 /* A human's answer to pending id; hash: the request as it was shown. The
- * grant applied and the sandbox answered; *err for the control client. */
-int relay_approve(struct relay *R, uint64_t id, const char *hash, struct umw_error **err);
+ * grant applied (and with remembered, kept for the project's next start)
+ * and the sandbox answered; *err for the control client. */
+int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembered,
+                  struct umw_error **err);
 int relay_deny(struct relay *R, uint64_t id, const char *why, struct umw_error **err);
 
 /* relay_control.c: the human side. */

@@ -27,6 +27,7 @@ struct child_said {
 
 struct job {
         const struct relay_target *t;
+        pid_t relay; /* the parent, whose death the child's must follow */
         const char *path;
         bool is_file, rw;
         uint64_t mnt_id; /* revoke: the mount to detach; grant: the one attached */
@@ -140,6 +141,15 @@ static int join_sandbox(const struct relay_target *t, bool in_userns, struct umw
         return 0;
 }
 
+/* Changing ids clears the parent-death signal: set again, and the relay
+ * checked to be there still, before anything is attached. */
+static int still_tied(const struct job *j, struct umw_error **err)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != j->relay)
+                return umw_fail(err, UMW_EXIT_FAILURE, ESRCH, "the relay ended");
+        return 0;
+}
+
 /* name beneath dir, made when missing and make is set: a directory, or for
  * a file grant's last component an empty file (never through a link: a
  * name the sandbox made a link is refused by the open). */
@@ -203,7 +213,7 @@ static int grant_job(struct job *j, struct umw_error **err)
         if (tree < 0)
                 return tree;
         int r = join_sandbox(j->t, j->t->rootless, err);
-        if (r < 0)
+        if (r < 0 || (r = still_tied(j, err)) < 0)
                 return r;
         _cleanup_close_ int parent = -1;
         _cleanup_close_ int point = walk_inside(j, true, &parent, err);
@@ -271,6 +281,7 @@ static int run_job(job_fn fn, struct job *j, struct umw_error **err)
         if (pipe2(p, O_CLOEXEC) < 0)
                 return umw_fail_errno(err, "pipe");
         pid_t self = getpid(), pid = fork();
+        j->relay = self;
         if (pid == 0) {
                 close(p[0]);
                 child(fn, j, self, p[1]);

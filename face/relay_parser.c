@@ -71,17 +71,19 @@ static int confine(int conn, int records)
         return r;
 }
 
-/* Everything but its two fds and stderr given up, before a byte is read. */
-static int give_up(int conn, int records)
+/* Everything but its two fds and stderr given up, before a byte is read.
+ * The parent-death signal is set after the ids change, which clear it: a
+ * parser left behind would hold its connection open. */
+static int give_up(int conn, int records, pid_t monitor)
 {
         const int keep[] = {conn, records};
         if (umw_close_fds_from(STDERR_FILENO + 1, keep, 2) < 0)
                 return -errno;
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-                return -errno;
         if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                                setresuid(NOBODY, NOBODY, NOBODY) < 0))
                 return -errno;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != monitor)
+                return -ESRCH;
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
         return confine(conn, records);
@@ -140,10 +142,10 @@ int relay_parser_spawn(int conn, int *records, pid_t *pid, struct umw_error **er
         int pair[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
                 return umw_fail_errno(err, "socketpair for a request's parser");
-        pid_t child = fork();
+        pid_t self = getpid(), child = fork();
         if (child == 0) {
                 close(pair[0]);
-                if (give_up(conn, pair[1]) < 0)
+                if (give_up(conn, pair[1], self) < 0)
                         _exit(127);
                 serve(conn, pair[1]);
         }

@@ -5,6 +5,7 @@
 #include "face/agent_repo.h"
 #include "face/layer.h"
 #include "face/relay.h"
+#include "face/remembered.h"
 #include "policy/paths.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
@@ -27,33 +28,53 @@
 extern char **environ;
 
 /* Requests from .umwelt.toml, then from --grant PATH[:ro|:rw]. */
-static int collect_grants(const struct policy_config *pc, const struct sandbox_opts *o,
-                          struct grant_request **out, char ***owned, struct umw_error **err)
+/* "PATH[:ro|:rw]" of --grant into a request (path is the caller's copy). */
+static struct grant_request flag_grant(char *path)
 {
-        size_t n = pc->n_grants + o->n_grants;
-        struct grant_request *req = calloc(n + 1, sizeof(*req));
-        char **paths = calloc(o->n_grants + 1, sizeof(char *));
+        char *colon = strrchr(path, ':');
+        const char *mode = "ro";
+        if (colon && (strcmp(colon, ":ro") == 0 || strcmp(colon, ":rw") == 0)) {
+                mode = colon[2] == 'w' ? "rw" : "ro";
+                *colon = '\0';
+        }
+        return (struct grant_request){.path = path, .mode = mode, .origin = "--grant"};
+}
+
+/* The grants a start asks for: the project's [[grant]] tables, those a
+ * human approved with --remember (face/remembered.h), and --grant. */
+static int collect_grants(const struct policy_config *pc, const struct sandbox_opts *o,
+                          const char *project_id, struct grant_request **out, size_t *count,
+                          char ***owned, struct umw_error **err)
+{
+        struct remembered rem;
+        int r = remembered_read(project_id, &rem, err);
+        if (r < 0)
+                return r;
+        size_t n_own = rem.n + o->n_grants, k = pc->n_grants;
+        struct grant_request *req = calloc(pc->n_grants + n_own + 1, sizeof(*req));
+        char **paths = calloc(n_own + 1, sizeof(char *));
         if (!req || !paths) {
                 free(req);
                 free(paths);
+                remembered_free(&rem);
                 return umw_fail_sys(err, ENOMEM, "grants");
         }
         if (pc->n_grants)
                 memcpy(req, pc->grants, pc->n_grants * sizeof(*req));
-        for (size_t i = 0; i < o->n_grants; i++) {
-                paths[i] = strdup(o->grants[i]);
+        for (size_t i = 0; i < n_own; i++) {
+                bool from_rem = i < rem.n;
+                paths[i] = strdup(from_rem ? rem.path[i] : o->grants[i - rem.n]);
                 if (!paths[i])
                         break;
-                char *colon = strrchr(paths[i], ':');
-                const char *mode = "ro";
-                if (colon && (strcmp(colon, ":ro") == 0 || strcmp(colon, ":rw") == 0)) {
-                        mode = colon[2] == 'w' ? "rw" : "ro";
-                        *colon = '\0';
-                }
-                req[pc->n_grants + i] =
-                    (struct grant_request){.path = paths[i], .mode = mode, .origin = "--grant"};
+                req[k++] = from_rem ? (struct grant_request){.path = paths[i],
+                                                             .mode = rem.rw[i] ? "rw" : "ro",
+                                                             .origin = "remembered (relay "
+                                                                       "approve --remember)"}
+                                    : flag_grant(paths[i]);
         }
+        remembered_free(&rem);
         *out = req;
+        *count = k;
         *owned = paths;
         return 0;
 }
@@ -83,14 +104,15 @@ static int load_policy(struct sandbox *s, const struct sandbox_opts *o, struct u
         int r = sandbox_policy_read(s, err);
         if (r < 0)
                 return r;
-        r = collect_grants(&s->view.policy, o, &s->view.requests, &s->view.request_paths, err);
+        size_t n_requests = 0;
+        r = collect_grants(&s->view.policy, o, s->project.id, &s->view.requests, &n_requests,
+                           &s->view.request_paths, err);
         if (r < 0)
                 return r;
         struct grant_policy gp = {.roots = (const char *const *)s->view.policy.grant_roots,
                                   .never = (const char *const *)s->view.policy.never};
         struct grant_refusal refusal = {0};
-        r = grants_resolve(&gp, s->view.requests, s->view.policy.n_grants + o->n_grants,
-                           &s->view.grants, &refusal, err);
+        r = grants_resolve(&gp, s->view.requests, n_requests, &s->view.grants, &refusal, err);
         if (r < 0) {
                 const char *kv[] = {"grant", s->view.requests[refusal.index].path,
                                     "rule",  refusal.rule ? refusal.rule : "",
@@ -260,10 +282,11 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         s->terminal = !long_lived && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
         struct compose_bind binds[2];
         size_t n_binds = 0;
-        if (s->net.trust_dir)
-                binds[n_binds++] = (struct compose_bind){s->net.trust_dir, TLS_TRUST_INSIDE, false};
+        /* The door first: the trust directory's mount point is in it. */
         if (s->relay_door)
                 binds[n_binds++] = (struct compose_bind){s->relay_door, RELAY_DOOR_INSIDE, true};
+        if (s->net.trust_dir)
+                binds[n_binds++] = (struct compose_bind){s->net.trust_dir, TLS_TRUST_INSIDE, false};
         /* umwelt's state directory is hidden in every sandbox: the CA's
          * key, the audit logs, the policies accepted. Outside the home it
          * would show through the read-only root, and in a workspace or a rw

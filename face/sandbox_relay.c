@@ -5,6 +5,7 @@
  * from anything the sandbox says. */
 #include "face/relay.h"
 #include "face/sandbox_int.h"
+#include "netns/tls_paths.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -19,23 +20,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define RELAY_BIN "umwelt-relay"
+/* The trust directory's mount point in the door: TLS_TRUST_INSIDE below
+ * RELAY_DOOR_INSIDE ("tls"). */
+#define TRUST_POINT (TLS_TRUST_INSIDE + sizeof(RELAY_DOOR_INSIDE))
 
-/* A relay runs when its lock is held. */
+/* Someone listens on control.sock while no relay holds the lock: systemd
+ * (umwelt-relay.socket), which starts the relay at this connection. */
+static bool relay_activated(int dir)
+{
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/control.sock", dir);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        return fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+}
+
+/* A relay runs when its lock is held, or is about to. */
 static bool relay_running(int dir)
 {
         _cleanup_close_ int fd = openat(dir, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-                flock(fd, LOCK_UN);
-                return false;
-        }
-        return errno == EWOULDBLOCK;
+        if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+                return true;
+        return relay_activated(dir);
 }
 
 /* The grandchild: the relay, in a session of its own, its output in
@@ -62,8 +74,10 @@ static void spawn_relay(int dir)
 {
         _cleanup_free_ char *bin = NULL;
         _cleanup_error_ struct umw_error *err = NULL;
+        /* No relay installed: the sandbox runs without one, and a request
+         * from inside says no relay answers. Not a warning at every start. */
         if (umw_find_program(RELAY_BIN, &bin, &err) < 0) {
-                umw_log(UMW_LOG_WARNING, "no relay: %s", err->msg);
+                umw_debug("no relay: %s", err->msg);
                 return;
         }
         pid_t pid = fork();
@@ -78,7 +92,8 @@ static void spawn_relay(int dir)
 
 /* sandboxes/.ID.new filled, then renamed into place: the relay sees the
  * directory whole or not at all. A stale one (a run that was killed) goes. */
-static int make_door(int sandboxes, const char *id, const char *state_root, struct umw_error **err)
+static int make_door(int sandboxes, const char *id, const char *state_root, bool trust,
+                     struct umw_error **err)
 {
         char tmp[NAME_MAX + 1];
         snprintf(tmp, sizeof(tmp), ".%s.new", id);
@@ -94,8 +109,14 @@ static int make_door(int sandboxes, const char *id, const char *state_root, stru
             openat(dir, "state-root", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 || umw_write_all(fd, state_root, strlen(state_root)) < 0)
                 return umw_fail_errno(err, "relay door for %s: state-root", id);
+        /* door/tls: the mount point of the sandbox's trust directory
+         * (/run/umwelt/tls), bound over the door; none without one. */
+        _cleanup_close_ int door = -1;
         if (mkdirat(dir, "door", 0711) < 0 || fchmodat(sandboxes, tmp, 0711, 0) < 0 ||
-            fchmodat(dir, "door", 0711, 0) < 0 || renameat(sandboxes, tmp, sandboxes, id) < 0)
+            fchmodat(dir, "door", 0711, 0) < 0 ||
+            (door = umw_open_beneath(dir, "door", O_PATH | O_DIRECTORY)) < 0 ||
+            (trust && mkdirat(door, TRUST_POINT, 0755) < 0) ||
+            renameat(sandboxes, tmp, sandboxes, id) < 0)
                 return umw_fail_errno(err, "relay door for %s", id);
         return 0;
 }
@@ -127,7 +148,8 @@ int sandbox_relay_prepare(struct sandbox *s, const char *state_root, struct umw_
         _cleanup_close_ int sandboxes = umw_open_beneath(dfd, "sandboxes", O_PATH | O_DIRECTORY);
         if (sandboxes < 0)
                 return umw_fail_sys(err, -sandboxes, "relay: %s/sandboxes", dir);
-        if ((r = make_door(sandboxes, s->project.container_id, root, err)) < 0)
+        bool trust = s->net.trust_dir != NULL;
+        if ((r = make_door(sandboxes, s->project.container_id, root, trust, err)) < 0)
                 return r;
         if (asprintf(&s->relay_door, "%s/sandboxes/%s/door", dir, s->project.container_id) < 0) {
                 s->relay_door = NULL;
@@ -145,10 +167,14 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         if (dir < 0)
                 return;
         _cleanup_close_ int door = umw_open_beneath(dir, "door", O_PATH | O_DIRECTORY);
-        if (door >= 0)
+        if (door >= 0) {
                 unlinkat(door, "relay.sock", 0);
+                unlinkat(door, TRUST_POINT, AT_REMOVEDIR);
+        }
         unlinkat(dir, "door", AT_REMOVEDIR);
         unlinkat(dir, "state-root", 0);
+        unlinkat(dir, "grants", 0);
+        unlinkat(dir, ".grants.tmp", 0);
         unlinkat(sandboxes, name, AT_REMOVEDIR);
 }
 

@@ -76,7 +76,7 @@ static const struct verb verbs[] = {
      "       request status [--json]"},
     {"relay", verb_relay, "on the host: the requests sandboxes make, approved or denied",
      "relay pending [--json]\n"
-     "       relay approve ID\n"
+     "       relay approve ID [--remember]\n"
      "       relay deny ID [--why TEXT]\n"
      "       relay watch"},
 };

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_JSON = 256, OPT_RW, OPT_WHY };
+enum { OPT_JSON = 256, OPT_RW, OPT_WHY, OPT_REMEMBER };
 
 struct request_args {
         bool json, rw;
@@ -105,17 +105,18 @@ VERB(request)
         return relay_request_send(&q, a.json, err);
 }
 
-/* relay pending [--json] | approve ID | deny ID [--why TEXT] | watch */
+/* relay pending [--json] | approve ID [--remember] | deny ID [--why TEXT] | watch */
 VERB(relay)
 {
         (void)g;
         static const struct option longopts[] = {
             {"json", no_argument, NULL, OPT_JSON},
             {"why", required_argument, NULL, OPT_WHY},
+            {"remember", no_argument, NULL, OPT_REMEMBER},
             {0},
         };
         const char *sub = argc > 1 ? argv[1] : "", *why = NULL;
-        bool json = false;
+        bool json = false, remember = false;
         optind = 0; /* a fresh, permuting scan after the sub-verb */
         opterr = 0;
         int c, r;
@@ -124,6 +125,8 @@ VERB(relay)
                         json = true;
                 else if (c == OPT_WHY && strcmp(sub, "deny") == 0)
                         why = optarg;
+                else if (c == OPT_REMEMBER && strcmp(sub, "approve") == 0)
+                        remember = true;
                 else
                         return opts_usage_error(err, "relay", "unknown option '%s'", argv[optind]);
         }
@@ -134,7 +137,7 @@ VERB(relay)
         if (strcmp(sub, "pending") == 0)
                 return relay_pending(json, err);
         if (strcmp(sub, "approve") == 0)
-                return relay_approve_id(argv[first], err);
+                return relay_approve_id(argv[first], remember, err);
         if (strcmp(sub, "deny") == 0)
                 return relay_deny_id(argv[first], why, err);
         if (strcmp(sub, "watch") == 0)

@@ -1,0 +1,74 @@
+/* A sandbox's live grants on disk (relay_int.h): RELAYDIR/sandboxes/ID/
+ * grants, one line a grant, "MOUNT-ID RW FILE HASH PATH", rewritten whole
+ * (temp file and rename) at every grant and revoke, so that a relay
+ * started after one that was killed knows what the sandbox holds and can
+ * still revoke it. The directory is the relay's (0700, in no sandbox). */
+#include "face/relay_int.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/fdio.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRANTS_FILE "grants"
+#define LINE_MAX_   (RELAY_PATH_MAX + RELAY_HASH_HEX + 48)
+
+int relay_live_save(const struct relay_sandbox *sb, struct umw_error **err)
+{
+        _cleanup_free_ char *text = malloc(sb->n_live * LINE_MAX_ + 1);
+        size_t n = 0;
+        if (!text)
+                return umw_fail_sys(err, ENOMEM, "grants of %s", sb->id);
+        text[0] = '\0';
+        for (size_t i = 0; i < sb->n_live; i++) {
+                const struct relay_live *l = &sb->live[i];
+                n += (size_t)snprintf(text + n, LINE_MAX_ + 1, "%" PRIu64 " %d %d %s %s\n",
+                                      l->mnt_id, l->rw, l->is_file, l->hash, l->path);
+        }
+        return umw_write_file_atomic(sb->dir, GRANTS_FILE, text, n, 0600, err);
+}
+
+/* One line into l: every field present and in bounds, the path absolute. */
+static bool parse_line(char *line, struct relay_live *l)
+{
+        int rw, file, at = 0;
+        char hash[RELAY_HASH_HEX + 1];
+        if (sscanf(line, "%" SCNu64 " %d %d %64s %n", &l->mnt_id, &rw, &file, hash, &at) != 4 ||
+            at == 0 || line[at] != '/' || strlen(line + at) > RELAY_PATH_MAX ||
+            strlen(hash) != RELAY_HASH_HEX)
+                return false;
+        l->rw = rw == 1;
+        l->is_file = file == 1;
+        memcpy(l->hash, hash, sizeof(l->hash));
+        memcpy(l->path, line + at, strlen(line + at) + 1);
+        return true;
+}
+
+void relay_live_load(struct relay_sandbox *sb)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        size_t len = 0;
+        if (umw_read_file_at(sb->dir, GRANTS_FILE, RELAY_GRANTS_MAX * LINE_MAX_, &text, &len,
+                             &err) < 0)
+                return; /* none yet */
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line && sb->n_live < RELAY_GRANTS_MAX;
+             line = strtok_r(NULL, "\n", &save)) {
+                struct relay_live *more = realloc(sb->live, (sb->n_live + 1) * sizeof(*more));
+                if (!more)
+                        return;
+                sb->live = more;
+                if (!parse_line(line, &sb->live[sb->n_live])) {
+                        umw_log(UMW_LOG_WARNING, "sandbox %s: a bad line in its grants file",
+                                sb->id);
+                        continue;
+                }
+                sb->n_live++;
+        }
+}
