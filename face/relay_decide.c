@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void id_text(uint64_t id, char out[static RELAY_ID_MAX + 1])
@@ -113,6 +114,11 @@ static int resolve_grant(struct relay_pending *p, const char *workspace, const c
         snprintf(p->path, sizeof(p->path), "%s", gl.items[0].path);
         p->is_file = gl.items[0].is_file;
         grant_list_free(&gl);
+        struct stat st;
+        if (lstat(p->path, &st) < 0)
+                return umw_fail_errno(err, "grant %s", p->path);
+        p->dev = st.st_dev;
+        p->ino = st.st_ino;
         find_standing(p, &s.view.policy);
         p->timeout_s = s.view.policy.relay_timeout_s;
         return 0;
@@ -134,7 +140,9 @@ static int apply_grant(struct relay_sandbox *sb, const struct relay_pending *p,
         sb->live = more;
         struct relay_live *l = &sb->live[sb->n_live];
         bool rw = p->q.rw && !p->is_file;
-        r = relay_mount_grant(&t, p->path, p->is_file, rw, &l->mnt_id, err);
+        struct relay_source src = {
+            .path = p->path, .is_file = p->is_file, .rw = rw, .dev = p->dev, .ino = p->ino};
+        r = relay_mount_grant(&t, &src, &l->mnt_id, err);
         umw_close_fdp(&t.pidfd);
         if (r < 0)
                 return r;

@@ -71,6 +71,8 @@ struct relay_pending {
         struct relay_request q;
         char path[RELAY_PATH_MAX + 1]; /* a grant: the path resolved */
         bool is_file;
+        dev_t dev; /* ... and its inode then: the one the human is shown */
+        ino_t ino;
         char standing[RELAY_PATH_MAX + 1]; /* the user's rule that allows it, or "" */
         int timeout_s;                     /* the user's relay.timeout, or 0 */
         struct timespec deadline;          /* CLOCK_MONOTONIC */

@@ -30,13 +30,16 @@ struct job {
         pid_t relay; /* the parent, whose death the child's must follow */
         const char *path;
         bool is_file, rw;
+        dev_t dev; /* grant: the inode checked when it was asked for */
+        ino_t ino;
         uint64_t mnt_id; /* revoke: the mount to detach; grant: the one attached */
 };
 
 typedef int (*job_fn)(struct job *j, struct umw_error **err);
 
 /* The path opened from the current root, no link followed on the way or
- * at the end, and of the grant's type. */
+ * at the end, and still the inode that was checked when it was asked for
+ * (a name may have been renamed over while a human decided). */
 static int open_source(const struct job *j, struct umw_error **err)
 {
         _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -48,35 +51,25 @@ static int open_source(const struct job *j, struct umw_error **err)
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return umw_fail_errno(err, "grant %s: stat", j->path);
-        if (j->is_file ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode))
-                return umw_fail(err, UMW_EXIT_STATE, EINVAL,
-                                "grant %s: no longer the %s it was granted as", j->path,
+        if (st.st_dev != j->dev || st.st_ino != j->ino ||
+            (j->is_file ? !S_ISREG(st.st_mode) : !S_ISDIR(st.st_mode)))
+                return umw_fail(err, UMW_EXIT_STATE, EXDEV,
+                                "grant %s: no longer the %s it was when asked", j->path,
                                 j->is_file ? "file" : "directory");
         return TAKE_FD(fd);
 }
 
 /* A user's clone: made in a mount namespace of the sandbox's user
- * namespace (the user cannot clone from the host's), from the path reopened
- * there, refused unless it is the inode opened in the host's view. */
-static int reopen_in_own_view(const struct job *j, int host_fd, struct umw_error **err)
+ * namespace (the user cannot clone from the host's), from the path opened
+ * there: open_source holds it to the inode the human approved. */
+static int open_in_own_view(const struct job *j, struct umw_error **err)
 {
-        struct stat a, b;
-        if (fstat(host_fd, &a) < 0)
-                return umw_fail_errno(err, "grant %s: stat", j->path);
         if (setns(j->t->pidfd, CLONE_NEWUSER) < 0)
                 return umw_fail_errno(err, "join the sandbox's user namespace");
         if (unshare(CLONE_NEWNS) < 0)
                 return umw_fail_errno(err,
                                       "make a mount namespace in the sandbox's user namespace");
-        _cleanup_close_ int fd = open_source(j, err);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, &b) < 0)
-                return umw_fail_errno(err, "grant %s: stat", j->path);
-        if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-                return umw_fail(err, UMW_EXIT_STATE, EXDEV,
-                                "grant %s: changed while it was being granted", j->path);
-        return TAKE_FD(fd);
+        return open_source(j, err);
 }
 
 /* Root's clone is idmapped through the sandbox's user namespace, as its
@@ -101,23 +94,17 @@ static int idmap_tree(const struct job *j, int tree, struct umw_error **err)
  * in the sandbox's user namespace. */
 static int make_tree(const struct job *j, struct umw_error **err)
 {
-        _cleanup_close_ int src = open_source(j, err);
+        _cleanup_close_ int src = j->t->rootless ? open_in_own_view(j, err) : open_source(j, err);
         if (src < 0)
                 return src;
-        if (j->t->rootless) {
-                int again = reopen_in_own_view(j, src, err);
-                if (again < 0)
-                        return again;
-                umw_close_fdp(&src);
-                src = again;
-        }
         unsigned int rec = j->is_file ? 0 : AT_RECURSIVE;
         _cleanup_close_ int tree =
             open_tree(src, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
         if (tree < 0)
                 return umw_fail_errno(err, "grant %s: clone", j->path);
-        if (!j->t->rootless && idmap_tree(j, tree, err) < 0)
-                return -EPERM;
+        int r;
+        if (!j->t->rootless && (r = idmap_tree(j, tree, err)) < 0)
+                return r;
         struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
         if (!j->rw || j->is_file)
                 a.attr_set |= MOUNT_ATTR_RDONLY;
@@ -304,10 +291,15 @@ static int run_job(job_fn fn, struct job *j, struct umw_error **err)
         return 0;
 }
 
-int relay_mount_grant(const struct relay_target *t, const char *path, bool is_file, bool rw,
+int relay_mount_grant(const struct relay_target *t, const struct relay_source *src,
                       uint64_t *mnt_id, struct umw_error **err)
 {
-        struct job j = {.t = t, .path = path, .is_file = is_file, .rw = rw};
+        struct job j = {.t = t,
+                        .path = src->path,
+                        .is_file = src->is_file,
+                        .rw = src->rw,
+                        .dev = src->dev,
+                        .ino = src->ino};
         int r = run_job(grant_job, &j, err);
         if (r < 0)
                 return r;

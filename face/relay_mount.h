@@ -33,10 +33,19 @@ struct relay_target {
         bool rootless; /* a user's sandbox: the user's own ids map to themselves */
 };
 
-/* path: a grant as policy/grants.h resolved it (a realpath, no link on the
- * way); is_file: a regular file (always read-only). *mnt_id: the attached
- * mount's id (statx STATX_MNT_ID), what revoke checks it removes. */
-int relay_mount_grant(const struct relay_target *t, const char *path, bool is_file, bool rw,
+/* What a grant attaches: path as policy/grants.h resolved it (a realpath,
+ * no link on the way), the inode it was then (refused, UMW_EXIT_STATE, if
+ * another is there now), is_file: a regular file (always read-only). */
+struct relay_source {
+        const char *path;
+        bool is_file, rw;
+        dev_t dev;
+        ino_t ino;
+};
+
+/* *mnt_id: the attached mount's id (statx STATX_MNT_ID), what revoke
+ * checks it removes. */
+int relay_mount_grant(const struct relay_target *t, const struct relay_source *src,
                       uint64_t *mnt_id, struct umw_error **err);
 
 /* Detaches the mount at path inside when it is still the one grant

@@ -266,6 +266,24 @@ scene() {
                 "$(S sandbox log -p "$proj" 2>&1)"
         capture S sandbox exec -p "$proj" -- ./umw request revoke "$home/std/a"
 
+        # The approval is for the inode asked about: a directory renamed
+        # over the name while the human decides is not what gets mounted.
+        S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "swapped" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        req=$!
+        id=$(wait_pending)
+        mv "$data" "$data.asked" && mkdir "$data" && echo swapped-in >"$data/f"
+        [[ $WHO == user ]] && chown -R "$U:$G" "$data"
+        capture S relay approve "$id"
+        wait "$req"
+        t_eq "$WHO: a path swapped while pending is refused at the approval (exit 1)" 1 "$?" \
+                "$(cat "$T_TMP/$WHO-req") / $T_OUT"
+        t_match "$WHO: ... naming it" "no longer the directory it was when asked" \
+                "$(cat "$T_TMP/$WHO-req")"
+        t_eq "$WHO: ... and mounted nothing" "absent" \
+                "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$data/f' && echo present || echo absent")"
+        rm -rf "$data" && mv "$data.asked" "$data"
+
         # The approval is bound to the hash of the request shown.
         S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "hash" \
                 >"$T_TMP/$WHO-req" 2>&1 &
