@@ -172,8 +172,10 @@ int umw_close_fds_from(int lowfd, const int *keep, size_t nkeep)
         int sorted[64];
         if (nkeep > ARRAY_SIZE(sorted))
                 return -E2BIG;
-        memcpy(sorted, keep, nkeep * sizeof(int));
-        qsort(sorted, nkeep, sizeof(int), cmp_int);
+        if (nkeep) { /* keep may be NULL then, which memcpy must not see */
+                memcpy(sorted, keep, nkeep * sizeof(int));
+                qsort(sorted, nkeep, sizeof(int), cmp_int);
+        }
         unsigned int from = (unsigned int)lowfd;
         for (size_t i = 0; i < nkeep; i++) {
                 if (sorted[i] < lowfd)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,16 +77,24 @@ static int take_lock(struct relay *R, struct umw_error **err)
 
 /* A listening unix socket named name in dir (through /proc/self/fd: a
  * sandbox's directory may be too deep for sun_path), mode 0666 (root's
- * sandboxes run as other ids; what reaches the directory may connect). */
+ * sandboxes run as other ids; what reaches the directory may connect).
+ * Bound at .NAME.new and renamed once it listens: whoever sees the name
+ * (a starting sandbox waits for it) can connect. */
 static int listen_at(int dir, const char *name, mode_t mode, struct umw_error **err)
 {
         struct sockaddr_un a = {.sun_family = AF_UNIX};
-        snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dir, name);
-        (void)unlinkat(dir, name, 0);
+        char tmp[NAME_MAX + 1];
+        snprintf(tmp, sizeof(tmp), ".%s.new", name);
+        snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dir, tmp);
+        (void)unlinkat(dir, tmp, 0);
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-            fchmodat(dir, name, mode, 0) < 0 || listen(fd, 16) < 0)
-                return umw_fail_errno(err, "listen on %s", name);
+            fchmodat(dir, tmp, mode, 0) < 0 || listen(fd, 16) < 0 ||
+            renameat(dir, tmp, dir, name) < 0) {
+                int e = errno;
+                (void)unlinkat(dir, tmp, 0);
+                return umw_fail_sys(err, e, "listen on %s", name);
+        }
         return TAKE_FD(fd);
 }
 
@@ -206,7 +215,11 @@ static void adopt(struct relay *R, const char *id)
         sb->door = sb->dir = sb->audit_fd = -1;
         snprintf(sb->id, sizeof(sb->id), "%s", id);
         if (sandbox_open(R, id, sb, &err) < 0 || relay_watch(R, sb->door, sb, &err) < 0) {
-                umw_log(UMW_LOG_WARNING, "sandbox %s: %s", id, err->msg);
+                /* A run that ended before its door was opened: nothing to say. */
+                if (err->errnum == ENOENT)
+                        umw_debug("sandbox %s: %s", id, err->msg);
+                else
+                        umw_log(UMW_LOG_WARNING, "sandbox %s: %s", id, err->msg);
                 sandbox_free(sb);
                 return;
         }

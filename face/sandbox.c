@@ -367,5 +367,6 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
         if (geteuid() == 0 && s->project.who.uid == 0)
                 umw_log(UMW_LOG_WARNING,
                         "running as root: the sandbox holds no capability in any set");
+        sandbox_relay_await(s); /* last: compose's work overlapped the relay's bind */
         return 0;
 }

@@ -99,10 +99,12 @@ struct sandbox {
         bool pause_run; /* run: a pause init, the command exec'd into it (see sandbox_run.c) */
         /* The runtime's state root the sandbox is made in (the relay reads
          * its state there); its door to the relay, bound at /run/umwelt,
-         * kept when the sandbox outlives this process (up). */
+         * kept when the sandbox outlives this process (up); a relay runs
+         * or was started, so the start waits for the door's socket. */
         const char *state_root;
         char *relay_door;
         bool relay_keep;
+        bool relay_awaited;
         /* Review mode: LAYER/lock, flock'ed while this process starts or
          * runs a sandbox on the layer (two overlays on one upper are
          * undefined behaviour to overlayfs). */
@@ -236,6 +238,9 @@ void sandbox_gateway_stop(const char *bundle);
 /* RELAYDIR/sandboxes/ID for s (state_root: the runtime's), s->relay_door
  * set, and the relay started when none runs. */
 int sandbox_relay_prepare(struct sandbox *s, const char *state_root, struct umw_error **err);
+/* Waits (a bounded while) until the relay has bound the door's socket: a
+ * request made at once from inside must find it. Late: a warning. */
+void sandbox_relay_await(const struct sandbox *s);
 /* The door of sandbox id removed (it ended), and the same for an entry of
  * an open sandboxes directory. */
 void sandbox_relay_remove(const char *id);

@@ -15,18 +15,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RELAY_BIN "umwelt-relay"
+/* How long a start waits for the relay to open its door: a relay just
+ * started (under ASan, on a loaded machine) takes a few hundred ms. */
+#define RELAY_BIND_WAIT_S 3
 /* The trust directory's mount point in the door: TLS_TRUST_INSIDE below
  * RELAY_DOOR_INSIDE ("tls"). */
 #define TRUST_POINT (TLS_TRUST_INSIDE + sizeof(RELAY_DOOR_INSIDE))
@@ -69,8 +75,9 @@ __attribute__((noreturn)) static void exec_relay(const char *bin, int dir)
 }
 
 /* Started detached (double fork: no zombie of ours, no controlling
- * terminal); a relay that finds another running ends by itself. */
-static void spawn_relay(int dir)
+ * terminal); a relay that finds another running ends by itself. False:
+ * none is installed. */
+static bool spawn_relay(int dir)
 {
         _cleanup_free_ char *bin = NULL;
         _cleanup_error_ struct umw_error *err = NULL;
@@ -78,7 +85,7 @@ static void spawn_relay(int dir)
          * from inside says no relay answers. Not a warning at every start. */
         if (umw_find_program(RELAY_BIN, &bin, &err) < 0) {
                 umw_debug("no relay: %s", err->msg);
-                return;
+                return false;
         }
         pid_t pid = fork();
         if (pid == 0) {
@@ -88,6 +95,7 @@ static void spawn_relay(int dir)
         }
         while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+        return pid > 0;
 }
 
 /* sandboxes/.ID.new filled, then renamed into place: the relay sees the
@@ -156,9 +164,57 @@ int sandbox_relay_prepare(struct sandbox *s, const char *state_root, struct umw_
                 sandbox_relay_remove(s->project.container_id);
                 return umw_fail_sys(err, ENOMEM, "relay door");
         }
-        if (!relay_running(dfd))
-                spawn_relay(dfd);
+        s->relay_awaited = relay_running(dfd) || spawn_relay(dfd);
         return 0;
+}
+
+static bool door_bound(int door)
+{
+        struct stat st;
+        return fstatat(door, "relay.sock", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static long ms_until(const struct timespec *deadline)
+{
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* The relay names the socket once it listens (a rename), so its
+ * appearance in the door is the moment a request can connect. */
+void sandbox_relay_await(const struct sandbox *s)
+{
+        if (!s->relay_door || !s->relay_awaited)
+                return;
+        _cleanup_close_ int door =
+            open(s->relay_door, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", door);
+        if (door < 0 || in < 0 || inotify_add_watch(in, path, IN_MOVED_TO | IN_ONLYDIR) < 0) {
+                umw_log(UMW_LOG_WARNING, "relay: cannot watch %s: %s", s->relay_door,
+                        strerror(errno));
+                return;
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += RELAY_BIND_WAIT_S;
+        long left;
+        while (!door_bound(door)) {
+                if ((left = ms_until(&deadline)) <= 0) {
+                        umw_log(UMW_LOG_WARNING,
+                                "relay: no socket in %s after %d s; requests from inside fail "
+                                "until the relay opens it",
+                                s->relay_door, RELAY_BIND_WAIT_S);
+                        return;
+                }
+                struct pollfd p = {.fd = in, .events = POLLIN};
+                char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+                if (poll(&p, 1, (int)left) > 0)
+                        while (read(in, buf, sizeof(buf)) > 0)
+                                ;
+        }
 }
 
 void sandbox_relay_remove_at(int sandboxes, const char *name)
@@ -169,6 +225,7 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         _cleanup_close_ int door = umw_open_beneath(dir, "door", O_PATH | O_DIRECTORY);
         if (door >= 0) {
                 unlinkat(door, "relay.sock", 0);
+                unlinkat(door, ".relay.sock.new", 0);
                 unlinkat(door, TRUST_POINT, AT_REMOVEDIR);
         }
         unlinkat(dir, "door", AT_REMOVEDIR);

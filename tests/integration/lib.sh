@@ -150,8 +150,23 @@ t_nomatch() {
         fi
 }
 
+# Sanitizer reports from a process no test reads: the relay a start
+# spawns detached writes to RELAYDIR/relay.log. What this test's run
+# appended there (T_RELAY_LOG_AT, its size at t_setup) must have none.
+ROOT_RELAY_LOG=/run/umwelt/relay/relay.log
+T_RELAY_LOG_AT=
+relay_log_size() { stat -c %s "$ROOT_RELAY_LOG" 2>/dev/null || echo 0; }
+t_no_sanitizer_reports() {
+        [[ -n $T_RELAY_LOG_AT ]] || return 0
+        local found
+        found=$(tail -c +$((T_RELAY_LOG_AT + 1)) "$ROOT_RELAY_LOG" 2>/dev/null |
+                grep -m3 -E 'runtime error:|ERROR: (Address|Leak)Sanitizer')
+        t_eq "no sanitizer report in $ROOT_RELAY_LOG" "" "$found"
+}
+
 # t_done: prints the plan and exits non-zero when something failed.
 t_done() {
+        t_no_sanitizer_reports
         printf '1..%d\n' "$T_N"
         [[ $T_FAILED -eq 0 ]]
         exit
@@ -222,6 +237,7 @@ t_setup() {
         T_ROOT=$(mktemp -d "$rundir/umwt-root-$T_NAME.XXXXXX") || t_bail "mktemp failed"
         trap t_cleanup EXIT
         trap 'exit 130' INT TERM
+        T_RELAY_LOG_AT=$(relay_log_size)
         PROBE=${UMW_PROBE:-$UMW_BUILDDIR/tests/integration/helpers/probe}
         if [[ ! -x $PROBE ]]; then
                 PROBE=$T_TMP/probe

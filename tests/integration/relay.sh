@@ -76,7 +76,14 @@ start_relay() {
                 for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
                 RELAY_PID=$(cat "$XDG/urelay.pid")
         fi
-        for _ in $(seq 100); do [[ -S $(relay_dir)/control.sock ]] && break; sleep 0.05; done
+        # Ours, listening: its lock held (a control.sock may be a killed
+        # relay's) and the socket named (it is renamed into place once it
+        # listens).
+        for _ in $(seq 200); do
+                kill -0 "$RELAY_PID" 2>/dev/null || break
+                ! flock -n "$lock" true && [[ -S $(relay_dir)/control.sock ]] && break
+                sleep 0.05
+        done
 }
 stop_relay() {
         kill "$RELAY_PID" 2>/dev/null
@@ -407,4 +414,6 @@ capture U_ "$RT" relay pending
 t_eq "socket activation: the relay answers on the socket it was given" 0 "$T_RC" "$T_OUT"
 t_eq "... the very socket (not one it made)" "$ino" "$(stat -c %i "$XDG/umwelt/relay/control.sock")"
 stop_relay
+t_eq "no sanitizer report from the test's own relays" "" \
+        "$(grep -h -m3 -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$T_TMP"/relay-*.log 2>/dev/null)"
 t_done
