@@ -27,8 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ------------------------------------------------------------ the loop's fds */
 
 static void unwatch(struct relay *R, int fd)
@@ -141,6 +139,7 @@ static int open_control(struct relay *R, struct umw_error **err)
         if (dir < 0)
                 return umw_fail_errno(err, "%s", R->dir);
         R->control = listen_at(dir, "control.sock", 0600, err);
+        R->control_made = R->control >= 0;
         return R->control < 0 ? R->control : relay_watch(R, R->control, &ev_control, err);
 }
 
@@ -148,7 +147,7 @@ static int open_control(struct relay *R, struct umw_error **err)
 
 static struct relay_sandbox **slot_of(struct relay *R, const char *id)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->sb); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->sb); i++)
                 if (R->sb[i] && strcmp(R->sb[i]->id, id) == 0)
                         return &R->sb[i];
         return NULL;
@@ -156,7 +155,7 @@ static struct relay_sandbox **slot_of(struct relay *R, const char *id)
 
 static struct relay_sandbox **free_slot(struct relay *R)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->sb); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->sb); i++)
                 if (!R->sb[i])
                         return &R->sb[i];
         return NULL;
@@ -197,6 +196,21 @@ static int sandbox_open(struct relay *R, const char *id, struct relay_sandbox *s
         return 0;
 }
 
+/* A request a killed relay left waiting: its requester got no answer
+ * (the connection closed), and the log says it was denied. */
+static void deny_left(struct relay_sandbox *sb, const char *id, const char *hash)
+{
+        struct relay_target t = {.pidfd = -1};
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (sb->audit_fd < 0 && relay_sandbox_target(sb, &t, &err) < 0)
+                return; /* not running: its directory goes with it */
+        umw_close_fdp(&t.pidfd);
+        const char *kv[] = {"id",     id,   "hash",  hash,  "decision",
+                            "denied", "by", "relay", "why", "the relay that held it ended",
+                            NULL};
+        relay_audit(sb, "relay-decision", kv);
+}
+
 /* Follows sandboxes/ID: a new one gets its door; one that went is closed. */
 static void adopt(struct relay *R, const char *id)
 {
@@ -225,11 +239,12 @@ static void adopt(struct relay *R, const char *id)
         }
         *slot = sb;
         R->idle_since = (struct timespec){0};
+        relay_pending_left(sb, deny_left);
 }
 
 static bool any_sandbox(const struct relay *R)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->sb); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->sb); i++)
                 if (R->sb[i])
                         return true;
         return false;
@@ -243,7 +258,7 @@ static void forget(struct relay *R, const char *id)
         if (!slot)
                 return;
         struct relay_sandbox *sb = *slot;
-        for (size_t i = 0; i < ARRAY_LEN(R->conns); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i] && R->conns[i]->sb == sb)
                         conn_close(R, R->conns[i]);
         unwatch(R, sb->door);
@@ -313,7 +328,7 @@ static void on_inotify(struct relay *R)
 
 static struct relay_conn **free_conn(struct relay *R)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->conns); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (!R->conns[i])
                         return &R->conns[i];
         return NULL;
@@ -325,7 +340,7 @@ static void conn_close(struct relay *R, struct relay_conn *c)
 {
         if (c->waiting)
                 relay_pending_drop(R, c->waiting, RELAY_DENIED, "the request's connection closed");
-        for (size_t i = 0; i < ARRAY_LEN(R->conns); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i] == c)
                         R->conns[i] = NULL;
         unwatch(R, c->records);
@@ -490,7 +505,7 @@ static int loop(struct relay *R, struct umw_error **err)
                 if (idle_over(R))
                         return 0;
                 struct epoll_event ev[16];
-                int n = epoll_wait(R->epfd, ev, ARRAY_LEN(ev), -1);
+                int n = epoll_wait(R->epfd, ev, ARRAY_SIZE(ev), -1);
                 if (n < 0 && errno != EINTR)
                         return umw_fail_errno(err, "epoll_wait");
                 /* One event at a time: a handler may close what a later
@@ -502,20 +517,28 @@ static int loop(struct relay *R, struct umw_error **err)
 
 static void relay_release(struct relay *R)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->conns); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i])
                         conn_close(R, R->conns[i]);
-        for (size_t i = 0; i < ARRAY_LEN(R->controls); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->controls); i++)
                 if (R->controls[i]) {
                         close(R->controls[i]->fd);
                         free(R->controls[i]);
                 }
-        for (size_t i = 0; i < ARRAY_LEN(R->sb); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->sb); i++)
                 if (R->sb[i])
                         sandbox_free(R->sb[i]);
-        int fds[] = {R->epfd, R->signals, R->inotify, R->timer, R->control, R->sandboxes_fd};
-        for (size_t i = 0; i < ARRAY_LEN(fds); i++)
+        int fds[] = {R->epfd,    R->signals,      R->inotify, R->timer,
+                     R->control, R->sandboxes_fd, R->notes_fd};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
                 umw_close_fdp(&fds[i]);
+        /* Its name goes while the lock is held: no relay after this one has
+         * bound it yet, and a start finds no socket rather than one that
+         * refuses. */
+        _cleanup_close_ int dir =
+            R->control_made ? open(R->dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (dir >= 0)
+                (void)unlinkat(dir, "control.sock", 0);
         umw_close_fdp(&R->lock); /* last: a new relay may take over from here */
         free(R->dir);
 }
@@ -548,6 +571,7 @@ int relay_serve(const struct relay_opts *o, struct umw_error **err)
                            .control = -1,
                            .lock = -1,
                            .sandboxes_fd = -1,
+                           .notes_fd = -1,
                            .next_id = 1};
         int r = serve(&R, err);
         relay_release(&R);

@@ -106,7 +106,7 @@ static void say(const char *what, const char *text)
         fputc('\n', stderr);
 }
 
-/* A status answer's grants, one a line. */
+/* A status answer's grants, then its ports, one a line. */
 static void print_status(const char *line)
 {
         yajl_val tree = NULL;
@@ -121,6 +121,11 @@ static void print_status(const char *line)
                 umw_put_printable(stdout, path, strlen(path), false);
                 putchar('\n');
         }
+        yajl_val ports = umw_json_member(tree, "ports");
+        for (size_t i = 0; YAJL_IS_ARRAY(ports) && i < ports->u.array.len; i++)
+                if (YAJL_IS_INTEGER(ports->u.array.values[i]))
+                        printf("ingress %lld\n",
+                               (long long)YAJL_GET_INTEGER(ports->u.array.values[i]));
         yajl_tree_free(tree);
 }
 
@@ -227,6 +232,10 @@ static void show_pending(const char *line)
         show("path:", t, "path");
         show("requested:", t, "requested");
         show("mode:", t, "mode");
+        yajl_val port = umw_json_member(t, "port");
+        if (YAJL_IS_INTEGER(port))
+                printf("  %-10s 127.0.0.1 and [::1], port %lld\n",
+                       "publish:", (long long)YAJL_GET_INTEGER(port));
         show("sandbox:", t, "sandbox");
         show("workspace:", t, "workspace");
         show("why:", t, "why");

@@ -21,8 +21,6 @@
 #define SO_PEERPIDFD 77
 #endif
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 /* Whether namespace name of pid is the relay's own. */
 static bool same_ns(pid_t pid, const char *name)
 {
@@ -65,7 +63,7 @@ void relay_control_accept(struct relay *R)
         while ((fd = accept4(R->control, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
                 _cleanup_error_ struct umw_error *err = NULL;
                 struct relay_control_conn **slot = NULL;
-                for (size_t i = 0; !slot && i < ARRAY_LEN(R->controls); i++)
+                for (size_t i = 0; !slot && i < ARRAY_SIZE(R->controls); i++)
                         if (!R->controls[i])
                                 slot = &R->controls[i];
                 struct relay_control_conn *cc = NULL;
@@ -88,7 +86,7 @@ void relay_control_accept(struct relay *R)
 
 static void control_close(struct relay *R, struct relay_control_conn *cc)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->controls); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->controls); i++)
                 if (R->controls[i] == cc)
                         R->controls[i] = NULL;
         (void)epoll_ctl(R->epfd, EPOLL_CTL_DEL, cc->fd, NULL);
@@ -98,7 +96,7 @@ static void control_close(struct relay *R, struct relay_control_conn *cc)
 
 static void list_pending(struct relay *R, struct relay_control_conn *cc)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->pending); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++) {
                 if (!R->pending[i])
                         continue;
                 size_t len;

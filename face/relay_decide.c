@@ -5,12 +5,15 @@
 #include "face/relay_int.h"
 #include "face/remembered.h"
 #include "face/sandbox_int.h"
+#include "netns/ingress.h"
 #include "policy/grants.h"
+#include "common/audit.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/paths.h"
 #include "common/sha256.h"
 
 #include <errno.h>
@@ -21,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define RELAY_NOTES_FILE "notes.jsonl"
+
 static void id_text(uint64_t id, char out[static RELAY_ID_MAX + 1])
 {
         snprintf(out, RELAY_ID_MAX + 1, "%llu", (unsigned long long)id);
@@ -30,11 +35,19 @@ static void id_text(uint64_t id, char out[static RELAY_ID_MAX + 1])
  * to exactly that request. */
 static void hash_request(struct relay_pending *p, const char *sandbox)
 {
-        char id[RELAY_ID_MAX + 1];
+        char id[RELAY_ID_MAX + 1], port[8];
         id_text(p->id, id);
-        const char *parts[] = {"umwelt-relay 1",           sandbox,   id,
-                               relay_kind_name(p->q.kind), p->path,   p->q.path,
-                               p->q.rw ? "rw" : "ro",      p->q.rule, p->q.why};
+        snprintf(port, sizeof(port), "%u", (unsigned)p->q.port);
+        const char *parts[] = {"umwelt-relay 1",
+                               sandbox,
+                               id,
+                               relay_kind_name(p->q.kind),
+                               p->path,
+                               p->q.path,
+                               p->q.rw ? "rw" : "ro",
+                               p->q.rule,
+                               port,
+                               p->q.why};
         struct umw_sha256 c;
         umw_sha256_init(&c);
         for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
@@ -191,11 +204,14 @@ static int grant_audited(struct relay_sandbox *sb, const struct relay_pending *p
  * standing rule that allowed it, or NULL when a human is asked). */
 static void audit_request(struct relay_sandbox *sb, const struct relay_pending *p, const char *rule)
 {
-        char id[RELAY_ID_MAX + 1];
+        char id[RELAY_ID_MAX + 1], port[8];
         id_text(p->id, id);
-        const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind), "path",
-                            p->path, "mode", p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why,
-                            "decision", rule ? "allowed" : "asked",
+        snprintf(port, sizeof(port), "%u", (unsigned)p->q.port);
+        bool grant = p->q.kind == RELAY_GRANT;
+        const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind),
+                            grant ? "path" : "port", grant ? p->path : port, "mode",
+                            p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why, "decision",
+                            rule ? "allowed" : "asked",
                             /* asked: the line ends here */
                             rule ? "by" : NULL, "rule", "rule", rule, NULL};
         relay_audit(sb, "relay-request", kv);
@@ -227,15 +243,25 @@ static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
         relay_announce(R, p);
 }
 
-static void decide_grant(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+/* A request given its id (NULL, answered, when out of memory). */
+static struct relay_pending *new_pending(struct relay *R, struct relay_conn *c,
+                                         const struct relay_request *q)
 {
         struct relay_pending *p = calloc(1, sizeof(*p));
         if (!p) {
                 relay_answer(c, 0, RELAY_ERROR, "out of memory");
-                return;
+                return NULL;
         }
         p->id = R->next_id++;
         p->q = *q;
+        return p;
+}
+
+static void decide_grant(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        struct relay_pending *p = new_pending(R, c, q);
+        if (!p)
+                return;
         _cleanup_error_ struct umw_error *err = NULL;
         const char *rule = NULL, *held = NULL;
         if (resolve_grant(p, c->sb->workspace, &rule, &err) < 0 ||
@@ -250,6 +276,92 @@ static void decide_grant(struct relay *R, struct relay_conn *c, const struct rel
                 grant_standing(c, p);
         else
                 ask(R, c, p);
+}
+
+/* ------------------------------------------------------------ ingress */
+
+/* A port is published live as at a start: only where the floor lets
+ * projects publish; never one the project's [ingress] or this relay
+ * publishes already (--publish's the forwarder refuses: in use). Always asked
+ * (no standing rule opens a port). */
+static int check_ingress(struct relay_pending *p, const struct relay_sandbox *sb, const char **rule,
+                         struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        s.keep_bundle = true;
+        int r;
+        *rule = "policy";
+        if ((r = sandbox_for_workspace(&s, sb->workspace, err)) < 0 ||
+            (r = sandbox_policy_read(&s, err)) < 0)
+                return r;
+        p->timeout_s = s.view.policy.relay_timeout_s;
+        *rule = "floor";
+        if (!s.view.policy.ingress_allowed)
+                return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
+                                "the floor lets no project publish a port (ingress = false)");
+        *rule = "held";
+        for (size_t i = 0; i < s.view.policy.n_ingress_ports; i++)
+                if (s.view.policy.ingress_ports[i] == p->q.port)
+                        return umw_fail(err, UMW_EXIT_STATE, EEXIST,
+                                        "port %u is published at every start ([ingress] ports)",
+                                        (unsigned)p->q.port);
+        for (size_t i = 0; i < sb->n_ports; i++)
+                if (sb->ports[i] == p->q.port)
+                        return umw_fail(err, UMW_EXIT_STATE, EEXIST, "port %u is published already",
+                                        (unsigned)p->q.port);
+        *rule = "limit";
+        if (sb->n_ports >= RELAY_PORTS_MAX)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live ports at most",
+                                RELAY_PORTS_MAX);
+        return 0;
+}
+
+static void decide_ingress(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        struct relay_pending *p = new_pending(R, c, q);
+        if (!p)
+                return;
+        hash_request(p, c->sb->id);
+        _cleanup_error_ struct umw_error *err = NULL;
+        const char *rule = NULL;
+        if (check_ingress(p, c->sb, &rule, &err) < 0) {
+                refuse(c, p->id, p->hash, rule, err->msg);
+                free(p);
+                return;
+        }
+        ask(R, c, p);
+}
+
+/* The forwarder started (netns/ingress.h: it ends with the sandbox's
+ * init; the relay reaps it) and the lines in the audit log. */
+static int publish_audited(struct relay_sandbox *sb, const struct relay_pending *p,
+                           struct umw_error **err)
+{
+        char idt[RELAY_ID_MAX + 1], port[8];
+        id_text(p->id, idt);
+        snprintf(port, sizeof(port), "%u", (unsigned)p->q.port);
+        struct relay_target t = {.pidfd = -1};
+        uint16_t one = (uint16_t)p->q.port;
+        pid_t forwarder;
+        int r = relay_sandbox_target(sb, &t, err);
+        if (r >= 0) {
+                struct ingress_request req = {.sandbox_pid = t.pid,
+                                              .ports = &one,
+                                              .n_ports = 1,
+                                              .sandbox_id = sb->id,
+                                              .audit_fd = sb->audit_fd};
+                r = ingress_start(&req, &forwarder, err);
+                umw_close_fdp(&t.pidfd);
+        }
+        if (r < 0) {
+                const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
+                relay_audit(sb, "relay-ingress-failed", kv);
+                return r;
+        }
+        sb->ports[sb->n_ports++] = one;
+        const char *kv[] = {"id", idt, "hash", p->hash, "port", port, NULL};
+        relay_audit(sb, "relay-ingress", kv);
+        return 0;
 }
 
 static struct relay_live *live_at(struct relay_sandbox *sb, const char *path)
@@ -284,10 +396,29 @@ static void decide_revoke(struct relay_conn *c, const struct relay_request *q,
         relay_answer(c, 0, RELAY_OK, NULL);
 }
 
-static void decide_note(struct relay_conn *c, const struct relay_request *q)
+/* STATE/umwelt/notes.jsonl: every project's notes in one place, for the
+ * human who reads what the agents said without opening each audit log. */
+static int central_note(struct relay *R, const struct relay_sandbox *sb, const char *text,
+                        struct umw_error **err)
+{
+        if (R->notes_fd < 0) {
+                _cleanup_free_ char *path = NULL;
+                int r = umw_state_dir(RELAY_NOTES_FILE, &path, err);
+                if (r < 0 || (r = audit_open(path, &R->notes_fd, err)) < 0)
+                        return r;
+        }
+        const char *kv[] = {"sandbox", sb->id, "workspace", sb->workspace, "text", text, NULL};
+        return audit_append(R->notes_fd, "relay-note", kv, err);
+}
+
+/* A note needs no decision: the project's audit log and the central one. */
+static void decide_note(struct relay *R, struct relay_conn *c, const struct relay_request *q)
 {
         const char *kv[] = {"text", q->text, NULL};
         relay_audit(c->sb, "relay-note", kv);
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (central_note(R, c->sb, q->text, &err) < 0)
+                umw_warn("notes log: %s", err->msg);
         relay_answer(c, 0, RELAY_OK, NULL);
 }
 
@@ -308,6 +439,11 @@ static void answer_status(struct relay_conn *c)
                 umw_jgen_key_str(g, "mode", c->sb->live[i].rw ? "rw" : "ro");
                 yajl_gen_map_close(g);
         }
+        yajl_gen_array_close(g);
+        umw_jgen_key(g, "ports");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < c->sb->n_ports; i++)
+                yajl_gen_integer(g, c->sb->ports[i]);
         yajl_gen_array_close(g);
         yajl_gen_map_close(g);
         size_t len;
@@ -340,16 +476,17 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
                 decide_revoke(c, q, &t);
                 break;
         case RELAY_NOTE:
-                decide_note(c, q);
+                decide_note(R, c, q);
                 break;
         case RELAY_STATUS:
                 answer_status(c);
                 break;
-        case RELAY_EGRESS:
         case RELAY_INGRESS:
+                decide_ingress(R, c, q);
+                break;
+        case RELAY_EGRESS:
         case RELAY_BAD:
-                refuse(c, 0, "", "unsupported",
-                       "this relay does not open egress or ingress live yet");
+                refuse(c, 0, "", "unsupported", "this relay does not open egress live yet");
                 break;
         }
         umw_close_fdp(&t.pidfd);
@@ -391,6 +528,10 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
         struct relay_pending *p = find_shown(R, id, hash, err);
         if (!p)
                 return -ENOENT;
+        bool grant = p->q.kind == RELAY_GRANT;
+        if (remembered && !grant)
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
+                                "--remember keeps grants; a port is published for this run only");
         char idt[RELAY_ID_MAX + 1];
         id_text(id, idt);
         const char *decided[] = {"id",       idt,  "hash",  p->hash,      "decision",
@@ -399,7 +540,8 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
         relay_audit(p->conn->sb, "relay-decision", decided);
         int r = remembered ? remember(p->conn->sb, p, err) : 0;
         if (r >= 0)
-                r = grant_audited(p->conn->sb, p, err);
+                r = grant ? grant_audited(p->conn->sb, p, err)
+                          : publish_audited(p->conn->sb, p, err);
         relay_pending_drop(R, p, r < 0 ? RELAY_ERROR : RELAY_GRANTED, r < 0 ? (*err)->msg : NULL);
         return r;
 }

@@ -20,6 +20,7 @@
 #define RELAY_CONNS_PER_SB  4  /* connections a sandbox may hold open */
 #define RELAY_PENDING_MAX   4  /* requests of one sandbox waiting for a human */
 #define RELAY_GRANTS_MAX    64 /* live grants of one sandbox */
+#define RELAY_PORTS_MAX     16 /* ports published live for one sandbox */
 #define RELAY_CONTROLS_MAX  16
 #define RELAY_CONTROL_LINE  4096
 #define RELAY_ID_LEN        128 /* a container id */
@@ -53,6 +54,8 @@ struct relay_sandbox {
         unsigned conns, pending;
         struct relay_live *live; /* grown as grants come: most sandboxes have none */
         size_t n_live;
+        uint16_t ports[RELAY_PORTS_MAX]; /* published live, each by a forwarder */
+        size_t n_ports;
 };
 
 struct relay_pending;
@@ -91,7 +94,9 @@ struct relay {
         const struct relay_opts *o;
         int epfd, signals, inotify, timer, control, lock;
         char *dir;
-        int sandboxes_fd; /* RELAYDIR/sandboxes */
+        bool control_made; /* control.sock is ours to remove (not systemd's) */
+        int sandboxes_fd;  /* RELAYDIR/sandboxes */
+        int notes_fd;      /* STATE/umwelt/notes.jsonl, opened at the first note */
         uint64_t next_id;
         struct relay_sandbox *sb[RELAY_SANDBOXES_MAX];
         struct relay_conn *conns[RELAY_SANDBOXES_MAX * RELAY_CONNS_PER_SB];
@@ -105,6 +110,13 @@ int relay_live_save(const struct relay_sandbox *sb, struct umw_error **err);
 /* Reads them back (a relay started after one that was killed); a bad
  * line is skipped with a warning. */
 void relay_live_load(struct relay_sandbox *sb);
+/* The requests of sb waiting for a human, in sb->dir's "pending" file. */
+int relay_pending_save(const struct relay *R, const struct relay_sandbox *sb,
+                       struct umw_error **err);
+/* Calls left for each request a killed relay left pending (id as text),
+ * then removes the file. */
+typedef void (*relay_left_fn)(struct relay_sandbox *sb, const char *id, const char *hash);
+void relay_pending_left(struct relay_sandbox *sb, relay_left_fn left);
 
 /* relay_state.c: the tables every other file works on. */
 /* Watches fd for input, its events pointing at ptr. */

@@ -2,7 +2,10 @@
  * grants, one line a grant, "MOUNT-ID RW FILE HASH PATH", rewritten whole
  * (temp file and rename) at every grant and revoke, so that a relay
  * started after one that was killed knows what the sandbox holds and can
- * still revoke it. The directory is the relay's (0700, in no sandbox). */
+ * still revoke it. Beside it "pending", "ID HASH" a request a human is
+ * asked, rewritten as they come and go: the next relay denies, in the
+ * audit log, what a killed one left undecided. The directory is the
+ * relay's (0700, in no sandbox). */
 #include "face/relay_int.h"
 #include "common/cleanup.h"
 #include "common/error.h"
@@ -14,9 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define GRANTS_FILE "grants"
-#define LINE_MAX_   (RELAY_PATH_MAX + RELAY_HASH_HEX + 48)
+#define GRANTS_FILE  "grants"
+#define PENDING_FILE "pending"
+#define PENDING_LINE (RELAY_ID_MAX + RELAY_HASH_HEX + 3)
+#define LINE_MAX_    (RELAY_PATH_MAX + RELAY_HASH_HEX + 48)
 
 int relay_live_save(const struct relay_sandbox *sb, struct umw_error **err)
 {
@@ -71,4 +77,38 @@ void relay_live_load(struct relay_sandbox *sb)
                 }
                 sb->n_live++;
         }
+}
+
+int relay_pending_save(const struct relay *R, const struct relay_sandbox *sb,
+                       struct umw_error **err)
+{
+        char text[RELAY_PENDING_MAX * PENDING_LINE + 1];
+        size_t n = 0;
+        text[0] = '\0';
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending) && n < RELAY_PENDING_MAX * PENDING_LINE;
+             i++) {
+                const struct relay_pending *p = R->pending[i];
+                if (p && p->conn->sb == sb)
+                        n += (size_t)snprintf(text + n, sizeof(text) - n, "%" PRIu64 " %s\n", p->id,
+                                              p->hash);
+        }
+        return umw_write_file_atomic(sb->dir, PENDING_FILE, text, n, 0600, err);
+}
+
+void relay_pending_left(struct relay_sandbox *sb, relay_left_fn left)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        size_t len = 0;
+        if (umw_read_file_at(sb->dir, PENDING_FILE, RELAY_PENDING_MAX * PENDING_LINE, &text, &len,
+                             &err) < 0)
+                return; /* none */
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char id[RELAY_ID_MAX + 1], hash[RELAY_HASH_HEX + 1];
+                if (sscanf(line, "%20[0-9] %64[0-9a-f]", id, hash) == 2 &&
+                    strlen(hash) == RELAY_HASH_HEX)
+                        left(sb, id, hash);
+        }
+        (void)unlinkat(sb->dir, PENDING_FILE, 0);
 }

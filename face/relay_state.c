@@ -20,8 +20,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 int relay_watch(struct relay *R, int fd, void *ptr, struct umw_error **err)
 {
         struct epoll_event e = {.events = EPOLLIN, .data.ptr = ptr};
@@ -147,7 +145,7 @@ void relay_audit(struct relay_sandbox *sb, const char *event, const char *const 
 {
         const char *all[32] = {"sandbox", sb->id};
         size_t n = 2;
-        for (size_t i = 0; kv && kv[i] && n + 2 < ARRAY_LEN(all); i += 2) {
+        for (size_t i = 0; kv && kv[i] && n + 2 < ARRAY_SIZE(all); i += 2) {
                 all[n++] = kv[i];
                 all[n++] = kv[i + 1];
         }
@@ -158,6 +156,15 @@ void relay_audit(struct relay_sandbox *sb, const char *event, const char *const 
 
 /* ------------------------------------------------------------ pending */
 
+/* The pending file follows the table; a failure is a warning (the
+ * request is only in memory then, as it is anyway while the relay runs). */
+static void pending_record(const struct relay *R, const struct relay_sandbox *sb)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (relay_pending_save(R, sb, &err) < 0)
+                umw_warn("sandbox %s: %s", sb->id, err->msg);
+}
+
 int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pending *p,
                       struct umw_error **err)
 {
@@ -165,7 +172,7 @@ int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pendin
                 return umw_fail(err, UMW_EXIT_STATE, EBUSY,
                                 "%d requests of this sandbox wait for a human already",
                                 RELAY_PENDING_MAX);
-        for (size_t i = 0; i < ARRAY_LEN(R->pending); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++) {
                 if (R->pending[i])
                         continue;
                 R->pending[i] = p;
@@ -173,6 +180,7 @@ int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pendin
                 c->waiting = p;
                 c->sb->pending++;
                 pause_conn(R, c, true);
+                pending_record(R, c->sb);
                 return 0;
         }
         return umw_fail(err, UMW_EXIT_STATE, EBUSY, "the relay has too many requests waiting");
@@ -180,7 +188,7 @@ int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pendin
 
 struct relay_pending *relay_pending_find(struct relay *R, uint64_t id)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->pending); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++)
                 if (R->pending[i] && R->pending[i]->id == id)
                         return R->pending[i];
         return NULL;
@@ -189,12 +197,13 @@ struct relay_pending *relay_pending_find(struct relay *R, uint64_t id)
 void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_status status,
                         const char *reason)
 {
-        for (size_t i = 0; i < ARRAY_LEN(R->pending); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++)
                 if (R->pending[i] == p)
                         R->pending[i] = NULL;
         struct relay_conn *c = p->conn;
         c->sb->pending--;
         c->waiting = NULL;
+        pending_record(R, c->sb);
         relay_answer(c, p->id, status, reason);
         pause_conn(R, c, false);
         free(p);
@@ -221,7 +230,7 @@ void relay_expire(struct relay *R, struct timespec *next)
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         *next = (struct timespec){0};
-        for (size_t i = 0; i < ARRAY_LEN(R->pending); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++) {
                 struct relay_pending *p = R->pending[i];
                 if (!p)
                         continue;
@@ -255,6 +264,8 @@ char *relay_pending_line(const struct relay_pending *p, size_t *len)
                         umw_jgen_key_str(g, "requested", p->q.path);
                 umw_jgen_key_str(g, "mode", p->q.rw && !p->is_file ? "rw" : "ro");
         }
+        if (p->q.kind == RELAY_INGRESS)
+                umw_jgen_key_int(g, "port", p->q.port);
         umw_jgen_key_str(g, "why", p->q.why);
         umw_jgen_key_int(g, "expires_in", (long long)(p->deadline.tv_sec - now.tv_sec));
         yajl_gen_map_close(g);
@@ -265,7 +276,7 @@ void relay_announce(struct relay *R, const struct relay_pending *p)
 {
         size_t len;
         _cleanup_free_ char *line = relay_pending_line(p, &len);
-        for (size_t i = 0; line && i < ARRAY_LEN(R->controls); i++)
+        for (size_t i = 0; line && i < ARRAY_SIZE(R->controls); i++)
                 if (R->controls[i] && R->controls[i]->watching)
                         relay_send(R->controls[i]->fd, line, len);
 }

@@ -232,6 +232,8 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         unlinkat(dir, "state-root", 0);
         unlinkat(dir, "grants", 0);
         unlinkat(dir, ".grants.tmp", 0);
+        unlinkat(dir, "pending", 0);
+        unlinkat(dir, ".pending.tmp", 0);
         unlinkat(sandboxes, name, AT_REMOVEDIR);
 }
 

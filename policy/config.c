@@ -328,6 +328,10 @@ static int load_floor(struct loader *l, const struct policy_paths *paths, struct
         struct policy_config *c = l->c;
         const char *file = l->floor_file;
         _cleanup_toml_ struct toml_value *t = NULL;
+        /* Egress stays off until a project enables it, and then goes only
+         * through the gateway: the built-in floor lets it (a user without
+         * root has no floor to write), an admin's floor may forbid it. */
+        c->egress_allowed = true;
         c->ingress_allowed = true;
         int r = layer_read(file, true, &t, err);
         if (r < 0)

@@ -4,8 +4,10 @@
 #include "face/relay_client.h"
 #include "common/error.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { OPT_JSON = 256, OPT_RW, OPT_WHY, OPT_REMEMBER };
@@ -51,6 +53,21 @@ static int put(char *dst, size_t max, const char *s, const char *what, struct um
         return 0;
 }
 
+/* PORT: decimal 1..65535, nothing else. */
+static int port_of(const char *s, uint32_t *port, struct umw_error **err)
+{
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (s[0] < '0' || s[0] > '9' || *end || errno || v < 1 || v > 65535)
+                return opts_usage_error(err, "request",
+                                        "ingress: expected a port from 1 to 65535, "
+                                        "found '%s'",
+                                        s);
+        *port = (uint32_t)v;
+        return 0;
+}
+
 /* The request the arguments say, checked as the relay will check it. */
 static int build(const char *kind, const char *arg, const struct request_args *a,
                  struct relay_request *q, struct umw_error **err)
@@ -65,6 +82,11 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 q->rw = a->rw;
                 if (!a->why)
                         return opts_usage_error(err, "request", "grant: expected --why TEXT");
+        } else if (strcmp(kind, "ingress") == 0) {
+                q->kind = RELAY_INGRESS;
+                if (!a->why)
+                        return opts_usage_error(err, "request", "ingress: expected --why TEXT");
+                r = port_of(arg, &q->port, err);
         } else if (strcmp(kind, "revoke") == 0) {
                 q->kind = RELAY_REVOKE;
         } else if (strcmp(kind, "note") == 0) {
@@ -74,7 +96,9 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 q->kind = RELAY_STATUS;
         } else {
                 return opts_usage_error(err, "request",
-                                        "expected grant, revoke, note or status, found '%s'", kind);
+                                        "expected grant, ingress, revoke, note or status, found "
+                                        "'%s'",
+                                        kind);
         }
         if (r >= 0 && (q->kind == RELAY_GRANT || q->kind == RELAY_REVOKE))
                 r = put(q->path, RELAY_PATH_MAX, arg, "PATH", err);
@@ -92,7 +116,8 @@ VERB(request)
         static struct relay_request q;
         struct request_args a = {0};
         if (argc < 2 || argv[1][0] == '-')
-                return opts_usage_error(err, "request", "expected grant, revoke, note or status");
+                return opts_usage_error(err, "request",
+                                        "expected grant, ingress, revoke, note or status");
         int r = parse_request(argc, argv, &a, err);
         if (r < 0)
                 return r;

@@ -643,7 +643,7 @@ capture_split badca run -p "$bad" -- /bin/sh -c 'grep -c "BEGIN CERTIFICATE" "$S
 t_eq "... the trust bundle holding the host's roots alone" \
         "$(host grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) 0" "$(tr '\n' ' ' <<<"$T_OUT" | sed 's/ $//')" "$T_ERR"
 
-floor 'limits_best_effort = true'
+floor 'egress = false' 'limits_best_effort = true'
 refused "egress where the floor forbids it" 3 "\.umwelt\.toml:2:[0-9]+: egress\.enabled: egress is not allowed" \
         rsbx run -p "$bad" -- true
 floor 'egress = true' 'ingress = false'

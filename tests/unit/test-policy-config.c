@@ -153,7 +153,7 @@ Test(policy_config, no_files_is_the_built_in_floor)
                     (const char *const[]){"@/home", "/srv", "/opt", "/mnt", "/media", NULL});
         assert_strv(c.presets_allowed, preset_names());
         cr_assert_str_eq(c.preset, "dev");
-        cr_assert_not(c.egress_allowed);
+        cr_assert(c.egress_allowed, "allowed, and off until a project enables it");
         cr_assert_not(c.limits_best_effort);
         cr_assert_eq(c.n_grants, 0);
         cr_assert_null(c.grants);
@@ -362,8 +362,9 @@ Test(policy_config, floor_without_its_directory_is_the_built_in_floor)
                     (const char *const[]){"@/home", "/srv", "/opt", "/mnt", "/media", NULL});
         policy_config_free(&c);
         write_file(project_path, "[egress]\nenabled = true\n");
-        load_fails("egress is not allowed by the built-in floor (@/no-such-dir/floor.toml is "
-                   "absent)");
+        load_ok(&c);
+        cr_assert(c.egress_enabled, "the built-in floor lets a project enable egress");
+        policy_config_free(&c);
 }
 
 Test(policy_config, floor_symlink_is_refused)
@@ -595,11 +596,13 @@ Test(policy_config, project_every_key)
         policy_config_free(&c);
 }
 
-Test(policy_config, project_egress_needs_the_floor)
+Test(policy_config, project_egress_under_the_built_in_floor)
 {
         write_file(project_path, "[egress]\nenabled = true\n");
-        load_fails("@/project.toml:2:11: egress.enabled: egress is not allowed by the built-in "
-                   "floor (@/etc/floor.toml is absent)");
+        struct policy_config c = {0};
+        load_ok(&c);
+        cr_assert(c.egress_enabled);
+        policy_config_free(&c);
 }
 
 Test(policy_config, project_egress_where_the_floor_allows_it)
