@@ -53,6 +53,21 @@ static int open_signals(struct relay *R, struct umw_error **err)
         return relay_watch(R, R->signals, &ev_signal, err);
 }
 
+/* A start probing whether a relay runs holds the lock shared for a
+ * moment (face/sandbox_relay.c): a few tries, 10 ms apart, get past it. */
+#define LOCK_TRIES 20
+static int lock_exclusive(int fd)
+{
+        for (int i = 0; i < LOCK_TRIES; i++) {
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK)
+                        return -errno;
+                nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        }
+        return -EWOULDBLOCK;
+}
+
 /* One relay per uid: the lock is held as long as it runs. */
 static int take_lock(struct relay *R, struct umw_error **err)
 {
@@ -64,12 +79,13 @@ static int take_lock(struct relay *R, struct umw_error **err)
         if (fd < 0)
                 return umw_fail_errno(err, "%s/lock", R->dir);
         R->lock = fd;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK
-                           ? umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
-                                      "a relay is running already for uid %u (%s/lock)",
-                                      (unsigned)geteuid(), R->dir)
-                           : umw_fail_errno(err, "lock %s/lock", R->dir);
+        int r = lock_exclusive(fd);
+        if (r == -EWOULDBLOCK)
+                return umw_fail(err, UMW_EXIT_EXISTS, EEXIST,
+                                "a relay is running already for uid %u (%s/lock)",
+                                (unsigned)geteuid(), R->dir);
+        if (r < 0)
+                return umw_fail_sys(err, -r, "lock %s/lock", R->dir);
         return 0;
 }
 
@@ -141,6 +157,25 @@ static int open_control(struct relay *R, struct umw_error **err)
         R->control = listen_at(dir, "control.sock", 0600, err);
         R->control_made = R->control >= 0;
         return R->control < 0 ? R->control : relay_watch(R, R->control, &ev_control, err);
+}
+
+/* Closes a connection: its parser killed and reaped, its waiting request
+ * dropped. */
+static void conn_close(struct relay *R, struct relay_conn *c)
+{
+        if (c->waiting)
+                relay_pending_drop(R, c->waiting, RELAY_DENIED, "the request's connection closed");
+        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
+                if (R->conns[i] == c)
+                        R->conns[i] = NULL;
+        unwatch(R, c->records);
+        kill(c->parser, SIGKILL);
+        while (waitpid(c->parser, NULL, 0) < 0 && errno == EINTR)
+                ;
+        close(c->records);
+        close(c->fd);
+        c->sb->conns--;
+        free(c);
 }
 
 /* ------------------------------------------------------------ sandboxes */
@@ -250,8 +285,6 @@ static bool any_sandbox(const struct relay *R)
         return false;
 }
 
-static void conn_close(struct relay *R, struct relay_conn *c);
-
 static void forget(struct relay *R, const char *id)
 {
         struct relay_sandbox **slot = slot_of(R, id);
@@ -332,25 +365,6 @@ static struct relay_conn **free_conn(struct relay *R)
                 if (!R->conns[i])
                         return &R->conns[i];
         return NULL;
-}
-
-/* Closes a connection: its parser killed and reaped, its waiting request
- * dropped. */
-static void conn_close(struct relay *R, struct relay_conn *c)
-{
-        if (c->waiting)
-                relay_pending_drop(R, c->waiting, RELAY_DENIED, "the request's connection closed");
-        for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
-                if (R->conns[i] == c)
-                        R->conns[i] = NULL;
-        unwatch(R, c->records);
-        kill(c->parser, SIGKILL);
-        while (waitpid(c->parser, NULL, 0) < 0 && errno == EINTR)
-                ;
-        close(c->records);
-        close(c->fd);
-        c->sb->conns--;
-        free(c);
 }
 
 /* Refused at the door: too many connections of this sandbox at once. */

@@ -64,6 +64,8 @@ start_relay() {
                 [[ -e $lock ]] && ! flock -n "$lock" true && { sleep 0.1; continue; }
                 break
         done
+        local stale
+        stale=$(stat -c %i "$(relay_dir)/control.sock" 2>/dev/null)
         if [[ $WHO == root ]]; then
                 # The relay reads the user's policy and writes the project's
                 # audit log where the face does: the same environment.
@@ -71,17 +73,18 @@ start_relay() {
                         "$RELAY" --timeout 60 --idle 0 2>>"$T_TMP/relay-root.log" &
                 RELAY_PID=$!
         else
+                rm -f "$XDG/urelay.pid"
                 U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' sh "$XDG/urelay.pid" \
                         "$RELAY" 2>>"$T_TMP/relay-user.log" &
                 for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
                 RELAY_PID=$(cat "$XDG/urelay.pid")
         fi
         # Ours, listening: its lock held (a control.sock may be a killed
-        # relay's) and the socket named (it is renamed into place once it
-        # listens).
+        # relay's) and the socket renamed into place, which it does once it
+        # listens.
         for _ in $(seq 200); do
                 kill -0 "$RELAY_PID" 2>/dev/null || break
-                ! flock -n "$lock" true && [[ -S $(relay_dir)/control.sock ]] && break
+                relay_locked && [[ $(stat -c %i "$(relay_dir)/control.sock" 2>/dev/null) != "$stale" ]] && break
                 sleep 0.05
         done
 }
@@ -90,6 +93,10 @@ stop_relay() {
         for _ in $(seq 100); do kill -0 "$RELAY_PID" 2>/dev/null || break; sleep 0.05; done
         RELAY_PID=
 }
+
+# relay_locked: RELAY_PID holds a flock (/proc/locks: looking, unlike
+# flock -n, takes nothing a starting relay could find held).
+relay_locked() { awk -v p="$RELAY_PID" '$2 == "FLOCK" && $5 == p { f = 1 } END { exit !f }' /proc/locks; }
 
 # pending_field ID FIELD: a member of pending request ID, from relay pending --json.
 pending_field() {
@@ -462,6 +469,7 @@ scene user
 WHO=user
 mkdir -p -m 700 "$XDG/umwelt/relay"
 chown "$U:$G" "$XDG/umwelt" "$XDG/umwelt/relay"
+rm -f "$XDG/urelay.pid"
 U_ /usr/bin/python3 -c '
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -480,7 +488,7 @@ os.execv(sys.argv[2], [sys.argv[2], "--idle", "0"])' "$XDG/umwelt/relay/control.
 for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
 RELAY_PID=$(cat "$XDG/urelay.pid")
 ino=$(stat -c %i "$XDG/umwelt/relay/control.sock")
-for _ in $(seq 100); do [[ -e $XDG/umwelt/relay/lock ]] && ! flock -n "$XDG/umwelt/relay/lock" true && break; sleep 0.05; done
+for _ in $(seq 100); do relay_locked && break; sleep 0.05; done
 capture U_ "$RT" relay pending
 t_eq "socket activation: the relay answers on the socket it was given" 0 "$T_RC" "$T_OUT" \
         "$(tail -5 "$T_TMP/relay-user.log" 2>&1)"
