@@ -228,6 +228,7 @@ static int sandbox_open(struct relay *R, const char *id, struct relay_sandbox *s
                 return sb->door;
         sb->dir = TAKE_FD(dir);
         relay_live_load(sb);
+        relay_ports_load(sb);
         return 0;
 }
 

@@ -361,6 +361,9 @@ static int publish_audited(struct relay_sandbox *sb, const struct relay_pending 
         sb->ports[sb->n_ports++] = one;
         const char *kv[] = {"id", idt, "hash", p->hash, "port", port, NULL};
         relay_audit(sb, "relay-ingress", kv);
+        _cleanup_error_ struct umw_error *kept = NULL;
+        if (relay_ports_save(sb, &kept) < 0) /* the forwarder is there: a warning */
+                umw_log(UMW_LOG_WARNING, "sandbox %s: %s", sb->id, kept->msg);
         return 0;
 }
 

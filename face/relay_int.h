@@ -110,6 +110,9 @@ int relay_live_save(const struct relay_sandbox *sb, struct umw_error **err);
 /* Reads them back (a relay started after one that was killed); a bad
  * line is skipped with a warning. */
 void relay_live_load(struct relay_sandbox *sb);
+/* The ports published live, in sb->dir's "ports" file, and back. */
+int relay_ports_save(const struct relay_sandbox *sb, struct umw_error **err);
+void relay_ports_load(struct relay_sandbox *sb);
 /* The requests of sb waiting for a human, in sb->dir's "pending" file. */
 int relay_pending_save(const struct relay *R, const struct relay_sandbox *sb,
                        struct umw_error **err);

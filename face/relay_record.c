@@ -2,7 +2,9 @@
  * grants, one line a grant, "MOUNT-ID RW FILE HASH PATH", rewritten whole
  * (temp file and rename) at every grant and revoke, so that a relay
  * started after one that was killed knows what the sandbox holds and can
- * still revoke it. Beside it "pending", "ID HASH" a request a human is
+ * still revoke it. Beside it "ports", a port published live a line (its
+ * forwarder outlives a killed relay, so the next one still lists it and
+ * refuses it twice), and "pending", "ID HASH" a request a human is
  * asked, rewritten as they come and go: the next relay denies, in the
  * audit log, what a killed one left undecided. The directory is the
  * relay's (0700, in no sandbox). */
@@ -21,6 +23,7 @@
 
 #define GRANTS_FILE  "grants"
 #define PENDING_FILE "pending"
+#define PORTS_FILE   "ports"
 #define PENDING_LINE (RELAY_ID_MAX + RELAY_HASH_HEX + 3)
 #define LINE_MAX_    (RELAY_PATH_MAX + RELAY_HASH_HEX + 48)
 
@@ -111,4 +114,35 @@ void relay_pending_left(struct relay_sandbox *sb, relay_left_fn left)
                         left(sb, id, hash);
         }
         (void)unlinkat(sb->dir, PENDING_FILE, 0);
+}
+
+int relay_ports_save(const struct relay_sandbox *sb, struct umw_error **err)
+{
+        char text[RELAY_PORTS_MAX * 6 + 1];
+        size_t n = 0;
+        text[0] = '\0';
+        for (size_t i = 0; i < sb->n_ports; i++)
+                n += (size_t)snprintf(text + n, sizeof(text) - n, "%u\n", (unsigned)sb->ports[i]);
+        return umw_write_file_atomic(sb->dir, PORTS_FILE, text, n, 0600, err);
+}
+
+void relay_ports_load(struct relay_sandbox *sb)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        size_t len = 0;
+        if (umw_read_file_at(sb->dir, PORTS_FILE, RELAY_PORTS_MAX * 6, &text, &len, &err) < 0)
+                return; /* none */
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line && sb->n_ports < RELAY_PORTS_MAX;
+             line = strtok_r(NULL, "\n", &save)) {
+                char *end;
+                unsigned long v = strtoul(line, &end, 10);
+                if (*end || v < 1 || v > 65535 || line[0] < '0' || line[0] > '9') {
+                        umw_log(UMW_LOG_WARNING, "sandbox %s: a bad line in its ports file",
+                                sb->id);
+                        continue;
+                }
+                sb->ports[sb->n_ports++] = (uint16_t)v;
+        }
 }

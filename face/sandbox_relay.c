@@ -234,6 +234,8 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         unlinkat(dir, ".grants.tmp", 0);
         unlinkat(dir, "pending", 0);
         unlinkat(dir, ".pending.tmp", 0);
+        unlinkat(dir, "ports", 0);
+        unlinkat(dir, ".ports.tmp", 0);
         unlinkat(sandboxes, name, AT_REMOVEDIR);
 }
 

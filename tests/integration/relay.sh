@@ -421,10 +421,12 @@ for _ in range(50):
                 "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$data/f' && echo present || echo absent")"
         for _ in $(seq 100); do kill -0 "$RELAY_PID" 2>/dev/null || break; sleep 0.05; done
         start_relay
-        t_eq "$WHO: a restarted relay answers the sandbox, knowing its grants" \
-                "grant rw $data/sub"$'\n'"grant ro $home/std/a" \
+        t_eq "$WHO: a restarted relay answers the sandbox, knowing its grants and ports" \
+                "grant rw $data/sub"$'\n'"grant ro $home/std/a"$'\n'"ingress $port" \
                 "$(S sandbox exec -p "$proj" -- ./umw request status 2>&1)"
         t_eq "$WHO: ... nothing is pending" "" "$(S relay pending --json 2>&1)"
+        capture S sandbox exec -p "$proj" -- ./umw request ingress "$port" --why "after the restart"
+        t_eq "$WHO: ... and refuses the port the killed one published (exit 9)" 9 "$T_RC" "$T_OUT"
         local left=
         for _ in $(seq 100); do
                 left=$(grep -h "relay-decision.*$lefthash" "$(state_home)"/umwelt/*/audit.jsonl 2>/dev/null)

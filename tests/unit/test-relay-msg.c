@@ -16,13 +16,20 @@
 #define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 /* A malloc'd line from a format, for lines with long or odd members. */
+static char *vline_of(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static char *vline_of(const char *fmt, va_list ap)
+{
+        char *s = NULL;
+        cr_assert_geq(vasprintf(&s, fmt, ap), 0);
+        return s;
+}
+
 static char *line_of(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *line_of(const char *fmt, ...)
 {
-        char *s = NULL;
         va_list ap;
         va_start(ap, fmt);
-        cr_assert_geq(vasprintf(&s, fmt, ap), 0);
+        char *s = vline_of(fmt, ap);
         va_end(ap);
         return s;
 }
@@ -71,6 +78,33 @@ static void refused(const char *line, const char *msg)
 {
         refused_n(line, strlen(line), -EINVAL, msg);
 }
+
+/* The line fmt makes (one member filled in) refused with msg, or parsed. */
+static void refused_as(const char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refused_as(const char *msg, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *line = vline_of(fmt, ap);
+        va_end(ap);
+        refused(line, msg);
+        free(line);
+}
+
+static void parsed_as(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void parsed_as(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *line = vline_of(fmt, ap);
+        va_end(ap);
+        parsed(line);
+        free(line);
+}
+
+#define REVOKE_PATH "{\"v\":1,\"kind\":\"revoke\",\"path\":\"%s\"}"
+#define EGRESS_WHY  "{\"v\":1,\"kind\":\"egress\",\"rule\":\"a\",\"why\":\"%s\"}"
+#define EGRESS_RULE "{\"v\":1,\"kind\":\"egress\",\"rule\":\"%s\",\"why\":\"w\"}"
 
 static void unsupported(const char *line, const char *msg)
 {
@@ -237,9 +271,7 @@ Test(relay_msg, refuses_a_missing_member)
 
 static void refused_path(const char *path, const char *msg)
 {
-        char *line = line_of("{\"v\":1,\"kind\":\"revoke\",\"path\":\"%s\"}", path);
-        refused(line, msg);
-        free(line);
+        refused_as(msg, REVOKE_PATH, path);
 }
 
 Test(relay_msg, refuses_a_bad_path)
@@ -256,9 +288,7 @@ Test(relay_msg, refuses_a_bad_path)
         p[0] = '/';
         refused_path(p, bounds);
         p[RELAY_PATH_MAX] = '\0';
-        char *ok = line_of("{\"v\":1,\"kind\":\"revoke\",\"path\":\"%s\"}", p);
-        parsed(ok);
-        free(ok);
+        parsed_as(REVOKE_PATH, p);
         free(p);
         const char *unclean[] = {"/a/./b", "/a/../b", "/a//b", "//",    "/a/",
                                  "/.",     "/..",     "/a/.",  "/a/..", "/./"};
@@ -276,9 +306,7 @@ Test(relay_msg, refuses_a_bad_path)
 
 static void refused_why(const char *why, const char *msg)
 {
-        char *line = line_of("{\"v\":1,\"kind\":\"egress\",\"rule\":\"a\",\"why\":\"%s\"}", why);
-        refused(line, msg);
-        free(line);
+        refused_as(msg, EGRESS_WHY, why);
 }
 
 Test(relay_msg, refuses_a_bad_why_or_text)
@@ -289,9 +317,7 @@ Test(relay_msg, refuses_a_bad_why_or_text)
         char *w = repeat('w', RELAY_WHY_MAX + 1);
         refused_why(w, bounds);
         w[RELAY_WHY_MAX] = '\0';
-        char *ok = line_of("{\"v\":1,\"kind\":\"egress\",\"rule\":\"a\",\"why\":\"%s\"}", w);
-        parsed(ok);
-        free(ok);
+        parsed_as(EGRESS_WHY, w);
         free(w);
         const char *controls[] = {"\\u001b[31m",
                                   "a\\nb",
@@ -313,9 +339,8 @@ Test(relay_msg, refuses_a_bad_why_or_text)
         refused("{\"v\":1,\"kind\":\"note\",\"text\":\"a\\u0085\"}",
                 "request: .text: expected text in UTF-8 without control characters");
         char *t = repeat('t', RELAY_NOTE_MAX + 1);
-        char *line = line_of("{\"v\":1,\"kind\":\"note\",\"text\":\"%s\"}", t);
-        refused(line, "request: .text: expected text of 1 to 4096 bytes");
-        free(line);
+        refused_as("request: .text: expected text of 1 to 4096 bytes",
+                   "{\"v\":1,\"kind\":\"note\",\"text\":\"%s\"}", t);
         free(t);
 }
 
@@ -323,13 +348,10 @@ Test(relay_msg, refuses_a_bad_mode)
 {
         const char *want = "request: .mode: expected \"ro\" or \"rw\"";
         const char *modes[] = {"\"RW\"", "\"w\"", "\"\"", "1", "true", "null", "[\"rw\"]"};
-        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-                char *line = line_of(
-                    "{\"v\":1,\"kind\":\"grant\",\"path\":\"/a\",\"mode\":%s,\"why\":\"w\"}",
-                    modes[i]);
-                refused(line, want);
-                free(line);
-        }
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+                refused_as(want,
+                           "{\"v\":1,\"kind\":\"grant\",\"path\":\"/a\",\"mode\":%s,\"why\":\"w\"}",
+                           modes[i]);
 }
 
 Test(relay_msg, refuses_a_bad_port)
@@ -337,12 +359,9 @@ Test(relay_msg, refuses_a_bad_port)
         const char *want = "request: .port: expected an integer from 1 to 65535";
         const char *ports[] = {
             "0", "65536", "-1", "80.0", "8e1", "\"80\"", "true", "null", "99999999999999999999999"};
-        for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
-                char *line =
-                    line_of("{\"v\":1,\"kind\":\"ingress\",\"port\":%s,\"why\":\"w\"}", ports[i]);
-                refused(line, want);
-                free(line);
-        }
+        for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+                refused_as(want, "{\"v\":1,\"kind\":\"ingress\",\"port\":%s,\"why\":\"w\"}",
+                           ports[i]);
 }
 
 Test(relay_msg, refuses_a_bad_rule)
@@ -350,16 +369,10 @@ Test(relay_msg, refuses_a_bad_rule)
         const char *want = "request: .rule: expected an egress rule of 1 to 512 printable ASCII "
                            "characters, no space";
         const char *rules[] = {"", "a b", "a\\tb", "a\\u0001b", "a\\u007f", "caf\xc3\xa9.fr"};
-        for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-                char *line = line_of("{\"v\":1,\"kind\":\"egress\",\"rule\":\"%s\",\"why\":\"w\"}",
-                                     rules[i]);
-                refused(line, want);
-                free(line);
-        }
+        for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+                refused_as(want, EGRESS_RULE, rules[i]);
         char *r = repeat('r', RELAY_RULE_MAX + 1);
-        char *line = line_of("{\"v\":1,\"kind\":\"egress\",\"rule\":\"%s\",\"why\":\"w\"}", r);
-        refused(line, want);
-        free(line);
+        refused_as(want, EGRESS_RULE, r);
         free(r);
 }
 
