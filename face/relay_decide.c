@@ -101,6 +101,15 @@ static void find_standing(struct relay_pending *p, const struct policy_config *c
                         }
 }
 
+/* The project's policy for the sandbox's workspace, as a start reads it
+ * (the floor, the user's config, the project's accepted file). */
+static int workspace_policy(struct sandbox *s, const char *workspace, struct umw_error **err)
+{
+        s->keep_bundle = true;
+        int r = sandbox_for_workspace(s, workspace, err);
+        return r < 0 ? r : sandbox_policy_read(s, err);
+}
+
 /* The grant checked exactly as at a start: the floor's and user's grant
  * roots and never-granted paths, symlinks resolved first; the user's
  * standing rules and timeout read on the way. */
@@ -108,11 +117,9 @@ static int resolve_grant(struct relay_pending *p, const char *workspace, const c
                          struct umw_error **err)
 {
         _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        s.keep_bundle = true;
-        int r;
         *rule = "policy";
-        if ((r = sandbox_for_workspace(&s, workspace, err)) < 0 ||
-            (r = sandbox_policy_read(&s, err)) < 0)
+        int r = workspace_policy(&s, workspace, err);
+        if (r < 0)
                 return r;
         struct grant_policy gp = {.roots = (const char *const *)s.view.policy.grant_roots,
                                   .never = (const char *const *)s.view.policy.never};
@@ -288,11 +295,9 @@ static int check_ingress(struct relay_pending *p, const struct relay_sandbox *sb
                          struct umw_error **err)
 {
         _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        s.keep_bundle = true;
-        int r;
         *rule = "policy";
-        if ((r = sandbox_for_workspace(&s, sb->workspace, err)) < 0 ||
-            (r = sandbox_policy_read(&s, err)) < 0)
+        int r = workspace_policy(&s, sb->workspace, err);
+        if (r < 0)
                 return r;
         p->timeout_s = s.view.policy.relay_timeout_s;
         *rule = "floor";
