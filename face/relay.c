@@ -3,6 +3,7 @@
 #include "face/relay_int.h"
 #include "face/relay_parser.h"
 #include "runtime/state.h"
+#include "policy/grants.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -203,6 +204,8 @@ static void sandbox_free(struct relay_sandbox *sb)
         free(sb->state_root);
         free(sb->workspace);
         free(sb->live);
+        grants_strv_free(sb->egress);
+        free(sb->bundle);
         if (sb->audit_fd >= 0)
                 close(sb->audit_fd);
         free(sb);
@@ -229,6 +232,7 @@ static int sandbox_open(struct relay *R, const char *id, struct relay_sandbox *s
         sb->dir = TAKE_FD(dir);
         relay_live_load(sb);
         relay_ports_load(sb);
+        relay_egress_load(sb);
         return 0;
 }
 

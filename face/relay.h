@@ -13,6 +13,11 @@
  *     door/           bound read-only at /run/umwelt inside the sandbox
  *       relay.sock    the sandbox's request socket, bound by the relay:
  *                     which sandbox asks is which socket it came in on.
+ *     grants, ports   what the relay gave it live (relay_record.c)
+ *     egress          egress rules opened live, a rule a line; with the
+ *                     files of the gateway the relay started for a sandbox
+ *                     that began without egress (egress.toml, gateway.pid,
+ *                     gateway.err)
  */
 #ifndef UMW_FACE_RELAY_H
 #define UMW_FACE_RELAY_H
@@ -23,6 +28,9 @@ struct umw_error;
 
 #define RELAY_DOOR_INSIDE "/run/umwelt"            /* where door/ is bound */
 #define RELAY_SOCK_INSIDE "/run/umwelt/relay.sock" /* what a request connects to */
+/* door/tls: the mount point of a sandbox's trust directory
+ * (TLS_TRUST_INSIDE), made only for a sandbox that has one. */
+#define RELAY_TRUST_POINT "tls"
 
 /* The relay's directory for this uid (malloc'd), made 0700 when create
  * (and checked: ours, not a link, no other's access). */

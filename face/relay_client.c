@@ -106,7 +106,7 @@ static void say(const char *what, const char *text)
         fputc('\n', stderr);
 }
 
-/* A status answer's grants, then its ports, one a line. */
+/* A status answer's grants, egress rules and ports, one a line. */
 static void print_status(const char *line)
 {
         yajl_val tree = NULL;
@@ -119,6 +119,15 @@ static void print_status(const char *line)
                 const char *path = umw_json_member_str(g, "path", "?");
                 printf("grant %s ", umw_json_member_str(g, "mode", "?"));
                 umw_put_printable(stdout, path, strlen(path), false);
+                putchar('\n');
+        }
+        yajl_val egress = umw_json_member(tree, "egress");
+        for (size_t i = 0; YAJL_IS_ARRAY(egress) && i < egress->u.array.len; i++) {
+                const char *rule = YAJL_GET_STRING(egress->u.array.values[i]);
+                if (!rule)
+                        continue;
+                fputs("egress ", stdout);
+                umw_put_printable(stdout, rule, strlen(rule), false);
                 putchar('\n');
         }
         yajl_val ports = umw_json_member(tree, "ports");
@@ -136,7 +145,8 @@ static int final_answer(const char *line, const struct relay_answer *a, enum rel
                 puts(line);
         else if (kind == RELAY_STATUS && a->status == RELAY_OK)
                 print_status(line);
-        else if (a->status != RELAY_OK && a->status != RELAY_GRANTED)
+        else if ((a->status != RELAY_OK && a->status != RELAY_GRANTED) ||
+                 (a->status == RELAY_GRANTED && kind == RELAY_EGRESS))
                 say(relay_status_name(a->status), a->reason);
         return exit_of(a->status);
 }
@@ -232,6 +242,7 @@ static void show_pending(const char *line)
         show("path:", t, "path");
         show("requested:", t, "requested");
         show("mode:", t, "mode");
+        show("egress:", t, "rule");
         yajl_val port = umw_json_member(t, "port");
         if (YAJL_IS_INTEGER(port))
                 printf("  %-10s 127.0.0.1 and [::1], port %lld\n",

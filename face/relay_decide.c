@@ -6,6 +6,7 @@
 #include "face/remembered.h"
 #include "face/sandbox_int.h"
 #include "netns/ingress.h"
+#include "policy/egress_rules.h"
 #include "policy/grants.h"
 #include "common/audit.h"
 #include "common/cleanup.h"
@@ -17,6 +18,7 @@
 #include "common/sha256.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,9 +216,15 @@ static void audit_request(struct relay_sandbox *sb, const struct relay_pending *
         char id[RELAY_ID_MAX + 1], port[8];
         id_text(p->id, id);
         snprintf(port, sizeof(port), "%u", (unsigned)p->q.port);
-        bool grant = p->q.kind == RELAY_GRANT;
+        bool grant = p->q.kind == RELAY_GRANT, egress = p->q.kind == RELAY_EGRESS;
         const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind),
-                            grant ? "path" : "port", grant ? p->path : port, "mode",
+                            grant    ? "path"
+                            : egress ? "rule"
+                                     : "port",
+                            grant    ? p->path
+                            : egress ? p->q.rule
+                                     : port,
+                            "mode",
                             p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why, "decision",
                             rule ? "allowed" : "asked",
                             /* asked: the line ends here */
@@ -372,6 +380,159 @@ static int publish_audited(struct relay_sandbox *sb, const struct relay_pending 
         return 0;
 }
 
+/* ------------------------------------------------------------ egress */
+
+static bool listed(char *const *list, const char *rule)
+{
+        for (; list && *list; list++)
+                if (strcmp(*list, rule) == 0)
+                        return true;
+        return false;
+}
+
+/* The sandbox trusts the umwelt CA: its trust directory is mounted over
+ * the door (door/tls, made at its start only where egress had a CA). */
+static bool trusts_ca(const struct relay_sandbox *sb)
+{
+        struct stat st;
+        return fstatat(sb->dir, "door/" RELAY_TRUST_POINT, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISDIR(st.st_mode);
+}
+
+static int check_rule(const char *text, const struct relay_sandbox *sb, struct umw_error **err)
+{
+        struct egress_rule rule;
+        if (egress_rule_parse(text, &rule, err) < 0)
+                return umw_error_prefix(err, "egress rule '%s'", text);
+        egress_rule_free(&rule);
+        const char *one[] = {text, NULL};
+        if (egress_rules_need_termination(one, NULL) && !trusts_ca(sb))
+                return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
+                                "egress rule '%s': a path or methods need TLS terminated with the "
+                                "umwelt CA, which this sandbox does not trust (it started "
+                                "without egress); ask for the host alone, or enable egress in "
+                                ".umwelt.toml and start it again",
+                                text);
+        return 0;
+}
+
+/* An egress rule is opened live as a start would: only where the floor
+ * lets projects have egress, parsed as [egress] allow's are, never one
+ * open already. Always asked (no standing rule opens a way out). */
+static int check_egress(struct relay_pending *p, const struct relay_sandbox *sb, const char **rule,
+                        struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        *rule = "policy";
+        int r = workspace_policy(&s, sb->workspace, err);
+        if (r < 0)
+                return r;
+        p->timeout_s = s.view.policy.relay_timeout_s;
+        *rule = "floor";
+        if (!s.view.policy.egress_allowed)
+                return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
+                                "the floor lets no project have egress (egress = false)");
+        *rule = "rule";
+        if ((r = check_rule(p->q.rule, sb, err)) < 0)
+                return r;
+        *rule = "held";
+        if (listed(sb->egress, p->q.rule) ||
+            (sb->gated && s.view.policy.egress_enabled &&
+             listed(s.view.policy.egress_allow, p->q.rule)))
+                return umw_fail(err, UMW_EXIT_STATE, EEXIST, "egress rule '%s' is open already",
+                                p->q.rule);
+        *rule = "limit";
+        if (sb->n_egress >= SANDBOX_LIVE_EGRESS_MAX)
+                return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live egress rules at most",
+                                SANDBOX_LIVE_EGRESS_MAX);
+        return 0;
+}
+
+static void decide_egress(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        struct relay_pending *p = new_pending(R, c, q);
+        if (!p)
+                return;
+        hash_request(p, c->sb->id);
+        _cleanup_error_ struct umw_error *err = NULL;
+        const char *rule = NULL;
+        if (check_egress(p, c->sb, &rule, &err) < 0) {
+                refuse(c, p->id, p->hash, rule, err->msg);
+                free(p);
+                return;
+        }
+        ask(R, c, p);
+}
+
+/* The sandbox's gateway given its rules with the live ones: the one it
+ * started with (in its bundle), or the relay's own, started at the first
+ * rule in the relay's directory of the sandbox. */
+static int gateway_rules(struct relay_sandbox *sb, pid_t init, pid_t *started,
+                         struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        int r;
+        /* The audit log's place names the egress log the gateway writes. */
+        if ((r = workspace_policy(&s, sb->workspace, err)) < 0 ||
+            (r = sandbox_open_audit(&s, err)) < 0)
+                return r;
+        free(s.project.container_id);
+        if (!(s.project.container_id = strdup(sb->id)) ||
+            (sb->gated && !(s.bundle = strdup(sb->bundle))))
+                return umw_fail_sys(err, ENOMEM, "egress");
+        if (!sb->gated && (r = sandbox_relay_sandbox_dir(sb->id, &s.bundle, err)) < 0)
+                return r;
+        return sandbox_egress_live(&s, init, !sb->gated, started, err);
+}
+
+/* The rule kept, then given to the gateway; taken back when that fails. */
+static int open_rule(struct relay_sandbox *sb, const char *rule, pid_t *started,
+                     struct umw_error **err)
+{
+        struct relay_target t = {.pidfd = -1};
+        int r = relay_sandbox_target(sb, &t, err);
+        if (r < 0)
+                return r;
+        char **more = realloc(sb->egress, (sb->n_egress + 2) * sizeof(*more));
+        if (!more || !(more[sb->n_egress] = strdup(rule))) {
+                sb->egress = more ? more : sb->egress;
+                umw_close_fdp(&t.pidfd);
+                return umw_fail_sys(err, ENOMEM, "egress");
+        }
+        sb->egress = more;
+        more[++sb->n_egress] = NULL;
+        if ((r = relay_egress_save(sb, err)) >= 0)
+                r = gateway_rules(sb, t.pid, started, err);
+        umw_close_fdp(&t.pidfd);
+        if (r < 0) {
+                free(sb->egress[--sb->n_egress]);
+                sb->egress[sb->n_egress] = NULL;
+                _cleanup_error_ struct umw_error *kept = NULL;
+                if (relay_egress_save(sb, &kept) < 0)
+                        umw_log(UMW_LOG_WARNING, "sandbox %s: %s", sb->id, kept->msg);
+        }
+        return r;
+}
+
+static int egress_audited(struct relay_sandbox *sb, const struct relay_pending *p,
+                          struct umw_error **err)
+{
+        char idt[RELAY_ID_MAX + 1], gw[32] = "reloaded";
+        id_text(p->id, idt);
+        pid_t started = 0;
+        int r = open_rule(sb, p->q.rule, &started, err);
+        if (r < 0) {
+                const char *kv[] = {"id", idt, "hash", p->hash, "error", (*err)->msg, NULL};
+                relay_audit(sb, "relay-egress-failed", kv);
+                return r;
+        }
+        if (started)
+                snprintf(gw, sizeof(gw), "started %d", (int)started);
+        const char *kv[] = {"id", idt, "hash", p->hash, "rule", p->q.rule, "gateway", gw, NULL};
+        relay_audit(sb, "relay-egress", kv);
+        return 0;
+}
+
 static struct relay_live *live_at(struct relay_sandbox *sb, const char *path)
 {
         for (size_t i = 0; i < sb->n_live; i++)
@@ -448,6 +609,11 @@ static void answer_status(struct relay_conn *c)
                 yajl_gen_map_close(g);
         }
         yajl_gen_array_close(g);
+        umw_jgen_key(g, "egress");
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < c->sb->n_egress; i++)
+                umw_jgen_str(g, c->sb->egress[i]);
+        yajl_gen_array_close(g);
         umw_jgen_key(g, "ports");
         yajl_gen_array_open(g);
         for (size_t i = 0; i < c->sb->n_ports; i++)
@@ -493,8 +659,9 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
                 decide_ingress(R, c, q);
                 break;
         case RELAY_EGRESS:
+                decide_egress(R, c, q);
+                break;
         case RELAY_BAD:
-                refuse(c, 0, "", "unsupported", "this relay does not open egress live yet");
                 break;
         }
         umw_close_fdp(&t.pidfd);
@@ -539,7 +706,8 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
         bool grant = p->q.kind == RELAY_GRANT;
         if (remembered && !grant)
                 return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
-                                "--remember keeps grants; a port is published for this run only");
+                                "--remember keeps grants; a port or an egress rule is for this "
+                                "run only");
         char idt[RELAY_ID_MAX + 1];
         id_text(id, idt);
         const char *decided[] = {"id",       idt,  "hash",  p->hash,      "decision",
@@ -548,9 +716,15 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
         relay_audit(p->conn->sb, "relay-decision", decided);
         int r = remembered ? remember(p->conn->sb, p, err) : 0;
         if (r >= 0)
-                r = grant ? grant_audited(p->conn->sb, p, err)
-                          : publish_audited(p->conn->sb, p, err);
-        relay_pending_drop(R, p, r < 0 ? RELAY_ERROR : RELAY_GRANTED, r < 0 ? (*err)->msg : NULL);
+                r = grant                          ? grant_audited(p->conn->sb, p, err)
+                    : p->q.kind == RELAY_EGRESS ? egress_audited(p->conn->sb, p, err)
+                                                   : publish_audited(p->conn->sb, p, err);
+        /* Processes started before have no proxy variables: say where the door is. */
+        const char *said = p->q.kind == RELAY_EGRESS
+                               ? "open through the gateway: HTTPS_PROXY=http://127.0.0.1:3128 "
+                                 "(set in later sandbox execs)"
+                               : NULL;
+        relay_pending_drop(R, p, r < 0 ? RELAY_ERROR : RELAY_GRANTED, r < 0 ? (*err)->msg : said);
         return r;
 }
 

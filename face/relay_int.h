@@ -56,6 +56,10 @@ struct relay_sandbox {
         size_t n_live;
         uint16_t ports[RELAY_PORTS_MAX]; /* published live, each by a forwarder */
         size_t n_ports;
+        char **egress; /* rules opened live (NULL-terminated), kept in RELAY_EGRESS_FILE */
+        size_t n_egress;
+        char *bundle; /* from the runtime's state, with workspace */
+        bool gated;   /* started with egress: its gateway lives in bundle */
 };
 
 struct relay_pending;
@@ -113,6 +117,10 @@ void relay_live_load(struct relay_sandbox *sb);
 /* The ports published live, in sb->dir's "ports" file, and back. */
 int relay_ports_save(const struct relay_sandbox *sb, struct umw_error **err);
 void relay_ports_load(struct relay_sandbox *sb);
+/* The egress rules opened live, in sb->dir's RELAY_EGRESS_FILE, and back
+ * (a bad file: a warning, and none). */
+int relay_egress_save(const struct relay_sandbox *sb, struct umw_error **err);
+void relay_egress_load(struct relay_sandbox *sb);
 /* The requests of sb waiting for a human, in sb->dir's "pending" file. */
 int relay_pending_save(const struct relay *R, const struct relay_sandbox *sb,
                        struct umw_error **err);

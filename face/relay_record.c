@@ -6,9 +6,12 @@
  * forwarder outlives a killed relay, so the next one still lists it and
  * refuses it twice), and "pending", "ID HASH" a request a human is
  * asked, rewritten as they come and go: the next relay denies, in the
- * audit log, what a killed one left undecided. The directory is the
+ * audit log, what a killed one left undecided; and RELAY_EGRESS_FILE,
+ * an egress rule opened live a line, which the face reads too (it writes
+ * the gateway's rules: sandbox_relay_egress). The directory is the
  * relay's (0700, in no sandbox). */
 #include "face/relay_int.h"
+#include "face/sandbox_int.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -145,4 +148,27 @@ void relay_ports_load(struct relay_sandbox *sb)
                 }
                 sb->ports[sb->n_ports++] = (uint16_t)v;
         }
+}
+
+int relay_egress_save(const struct relay_sandbox *sb, struct umw_error **err)
+{
+        _cleanup_free_ char *text = malloc(sb->n_egress * (RELAY_RULE_MAX + 1) + 1);
+        size_t n = 0;
+        if (!text)
+                return umw_fail_sys(err, ENOMEM, "egress rules of %s", sb->id);
+        text[0] = '\0';
+        for (size_t i = 0; i < sb->n_egress; i++)
+                n += (size_t)snprintf(text + n, RELAY_RULE_MAX + 2, "%s\n", sb->egress[i]);
+        return umw_write_file_atomic(sb->dir, RELAY_EGRESS_FILE, text, n, 0600, err);
+}
+
+void relay_egress_load(struct relay_sandbox *sb)
+{
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (sandbox_relay_egress_at(sb->dir, &sb->egress, &err) < 0) {
+                umw_log(UMW_LOG_WARNING, "sandbox %s: %s", sb->id, err->msg);
+                return;
+        }
+        while (sb->egress && sb->egress[sb->n_egress])
+                sb->n_egress++;
 }

@@ -89,14 +89,19 @@ void relay_answer(struct relay_conn *c, uint64_t id, enum relay_status status, c
         relay_reply(c->fd, id ? text : NULL, status, reason);
 }
 
-/* The workspace and audit log of the sandbox, from its runtime state. */
+/* The workspace, bundle and audit log of the sandbox, from its runtime
+ * state, and whether it started with egress. */
 static int load_project(struct relay_sandbox *sb, const struct container_state *st,
                         struct umw_error **err)
 {
-        const char *ws = umw_json_member_str(st->annotations, ANNOTATION_PROJECT, NULL);
-        if (!ws)
+        const char *ws = umw_json_member_str(st->annotations, ANNOTATION_PROJECT, NULL),
+                   *egress = umw_json_member_str(st->annotations, ANNOTATION_EGRESS, NULL);
+        if (!ws || !st->bundle)
                 return umw_fail(err, UMW_EXIT_STATE, EINVAL, "container %s is not a sandbox",
                                 sb->id);
+        sb->gated = egress && strcmp(egress, "on") == 0;
+        if (!sb->bundle && !(sb->bundle = strdup(st->bundle)))
+                return umw_fail_sys(err, ENOMEM, "sandbox %s", sb->id);
         _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
         s.keep_bundle = true;
         int r;
@@ -266,6 +271,8 @@ char *relay_pending_line(const struct relay_pending *p, size_t *len)
         }
         if (p->q.kind == RELAY_INGRESS)
                 umw_jgen_key_int(g, "port", p->q.port);
+        if (p->q.kind == RELAY_EGRESS)
+                umw_jgen_key_str(g, "rule", p->q.rule);
         umw_jgen_key_str(g, "why", p->q.why);
         umw_jgen_key_int(g, "expires_in", (long long)(p->deadline.tv_sec - now.tv_sec));
         yajl_gen_map_close(g);

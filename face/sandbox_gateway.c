@@ -322,11 +322,14 @@ static int spawn(const struct sandbox *s, const char *log, const struct inherite
                 fd_arg(argv, &i, "--listen-fd", in->listen[k], texts[k]);
         fd_arg(argv, &i, "--owner-pidfd", in->owner, texts[in->n_listen]);
         fd_arg(argv, &i, "--ready-fd", in->ready, texts[in->n_listen + 1]);
-        /* The trust files are the gateway's to write: it links OpenSSL. */
+        /* The trust files are the gateway's to write: it links OpenSSL.
+         * Without a trust directory (no usable CA; a gateway the relay
+         * starts for a sandbox that has no trust mount) the option goes. */
         char *const rest[] = {"--policy",    policy,          "--log",
                               (char *)log,   "--sandbox",     s->project.container_id,
                               "--trust-dir", s->net.trust_dir};
-        for (size_t k = 0; k < ARRAY_SIZE(rest) && rest[k]; k++)
+        size_t n_rest = s->net.trust_dir ? ARRAY_SIZE(rest) : ARRAY_SIZE(rest) - 2;
+        for (size_t k = 0; k < n_rest; k++)
                 argv[i++] = rest[k];
         argv[i] = NULL;
         pid_t parent = getpid();

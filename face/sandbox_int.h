@@ -189,12 +189,25 @@ int sandbox_start_gated(struct sandbox *s, const struct runtime_opts *rt, bool t
 int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
                       const struct sandbox_opts *o, int *exit_status, struct umw_error **err);
 /* Writes bundle/EGRESS_POLICY_FILE (0600, atomically): the project's rules
- * as the floor bounds them, or with allow false none at all. */
+ * as the floor bounds them where it enables egress, and the rules the relay
+ * opened live where the floor allows egress; with allow false (a policy
+ * that did not read) none at all. */
 int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err);
+/* A running sandbox's egress rules (its policy read into s, with the
+ * relay's live ones) given to its gateway at s->bundle: reloaded where it
+ * runs (SIGHUP, its confirmation awaited); where none runs and may_start,
+ * a gateway started there, listening in init's network namespace, that
+ * ends with the init (*started: its pid; 0 when one was reloaded). */
+int sandbox_egress_live(struct sandbox *s, pid_t init, bool may_start, pid_t *started,
+                        struct umw_error **err);
 /* An audit line of the egress rules in force (event "egress" at the start,
  * "egress-rules" at a reload), with the gateway's state and any error. */
 void sandbox_audit_rules(struct sandbox *s, const char *event, const char *gateway,
                          const char *error);
+
+/* HTTP_PROXY=http://127.0.0.1:3128 and its kin: the variables that send a
+ * sandbox's clients to its gateway (NULL-terminated). */
+extern const char *const sandbox_proxy_env[];
 
 /* s->gateway_bin: next to umwelt-run, else in the install's bindir. */
 int sandbox_gateway_locate(struct sandbox *s, struct umw_error **err);
@@ -245,6 +258,20 @@ void sandbox_relay_await(const struct sandbox *s);
  * an open sandboxes directory. */
 void sandbox_relay_remove(const char *id);
 void sandbox_relay_remove_at(int sandboxes, const char *name);
+/* Egress rules the relay opened live (`request egress`, approved): at most
+ * SANDBOX_LIVE_EGRESS_MAX, a rule a line in the relay's directory of the
+ * sandbox (RELAY_EGRESS_FILE), each parsed again as it is read. *rules: a
+ * NULL-terminated list (grants_strv_free), NULL when there are none (no
+ * such file, no directory: a sandbox the relay never served). A bad line is
+ * an error: the caller writes no rule then, so a fault closes, never widens. */
+#define SANDBOX_LIVE_EGRESS_MAX 32
+#define RELAY_EGRESS_FILE       "egress"
+int sandbox_relay_egress_at(int dir, char ***rules, struct umw_error **err);
+int sandbox_relay_egress(const char *id, char ***rules, struct umw_error **err);
+/* RELAYDIR/sandboxes/ID (malloc'd): where the gateway the relay starts for
+ * a sandbox that began without egress keeps its files, as a bundle would
+ * (EGRESS_POLICY_FILE, GATEWAY_PID_FILE, GATEWAY_ERR_FILE). */
+int sandbox_relay_sandbox_dir(const char *id, char **out, struct umw_error **err);
 
 /* One audit line (a failure to write it is a warning). */
 void sandbox_audit(struct sandbox *s, const char *event, const char *const *kv);

@@ -142,17 +142,30 @@ static void gen_grants(yajl_gen g, const struct life *l)
         }
 }
 
-/* The gateway of a live sandbox with egress, 0 when there is none. */
+/* The gateway the relay started for sandbox id, which began without
+ * egress (`request egress`), or 0. */
+static pid_t relay_gateway(const char *id)
+{
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        return id && sandbox_relay_sandbox_dir(id, &dir, &err) == 0 ? sandbox_gateway_pid(dir) : 0;
+}
+
+/* The gateway of a live sandbox with egress (from its start, or opened
+ * live by the relay), 0 when there is none. */
 static pid_t gateway_of(const struct life *l)
 {
-        return l->egress && life_live(l) ? sandbox_gateway_pid(l->bundle) : 0;
+        if (!life_live(l))
+                return 0;
+        return l->egress ? sandbox_gateway_pid(l->bundle) : relay_gateway(l->id);
 }
 
 /* "egress":bool, "gateway_pid":N (0: none), "published":[PORT...] */
 static void gen_net(yajl_gen g, const struct life *l)
 {
-        umw_jgen_key_bool(g, "egress", l->egress != NULL);
-        umw_jgen_key_int(g, "gateway_pid", gateway_of(l));
+        pid_t gw = gateway_of(l);
+        umw_jgen_key_bool(g, "egress", l->egress != NULL || gw);
+        umw_jgen_key_int(g, "gateway_pid", gw);
         umw_jgen_key(g, "published");
         yajl_gen_array_open(g);
         for (const char *p = l->ports; p && *p;) {
@@ -166,7 +179,9 @@ static void gen_net(yajl_gen g, const struct life *l)
 static void print_net(const struct life *l)
 {
         pid_t gw = gateway_of(l);
-        if (!l->egress)
+        if (!l->egress && gw)
+                printf("egress:    opened live by the relay (gateway pid %d)\n", gw);
+        else if (!l->egress)
                 printf("egress:    off\n");
         else if (gw)
                 printf("egress:    on (gateway pid %d)\n", gw);
@@ -406,7 +421,15 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
                    int *exit_status, struct umw_error **err)
 {
         struct exec_audit a = {.s = s, .o = o};
+        /* A sandbox that began without egress and had it opened live: its
+         * later commands get the variables a start with egress gives. */
+        size_t n_env = 0;
+        if (relay_gateway(s->project.container_id))
+                while (sandbox_proxy_env[n_env])
+                        n_env++;
         struct exec_opts eo = {
+            .env = (const char **)sandbox_proxy_env,
+            .n_env = n_env,
             .id = s->project.container_id,
             .args = o->args,
             .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),

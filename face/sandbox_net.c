@@ -23,7 +23,7 @@ extern char **environ;
 #define PROXY_URL "http://127.0.0.1:3128"
 #define NO_PROXY  "localhost,127.0.0.1,::1"
 
-static const char *const proxy_env[] = {
+const char *const sandbox_proxy_env[] = {
     "HTTP_PROXY=" PROXY_URL, "HTTPS_PROXY=" PROXY_URL, "ALL_PROXY=" PROXY_URL,
     "NO_PROXY=" NO_PROXY,    "http_proxy=" PROXY_URL,  "https_proxy=" PROXY_URL,
     "all_proxy=" PROXY_URL,  "no_proxy=" NO_PROXY,     NULL};
@@ -136,7 +136,7 @@ static int egress_prepare(struct sandbox *s, struct umw_error **err)
         int r;
         if ((r = sandbox_gateway_locate(s, err)) < 0 || (r = trust_prepare(s, err)) < 0)
                 return r;
-        for (const char *const *e = proxy_env; *e; e++)
+        for (const char *const *e = sandbox_proxy_env; *e; e++)
                 if ((r = env_add(s, *e, err)) < 0)
                         return r;
         s->net.egress = true;
@@ -170,29 +170,45 @@ static void toml_string(FILE *f, const char *s)
         fputc('"', f);
 }
 
-static void toml_list(FILE *f, const char *key, char *const *v)
+/* KEY = [the strings of a, then of b] (either may be NULL). */
+static void toml_list(FILE *f, const char *key, char *const *a, char *const *b)
 {
+        char *const *lists[] = {a, b};
+        size_t n = 0;
         fprintf(f, "%s = [", key);
-        for (size_t i = 0; v && v[i]; i++) {
-                fputs(i ? ", " : "", f);
-                toml_string(f, v[i]);
-        }
+        for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+                for (char *const *v = lists[l]; v && *v; v++) {
+                        fputs(n++ ? ", " : "", f);
+                        toml_string(f, *v);
+                }
         fputs("]\n", f);
+}
+
+static void strv_freep(char ***v)
+{
+        grants_strv_free(*v);
 }
 
 int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err)
 {
+        __attribute__((cleanup(strv_freep))) char **live = NULL;
+        int r;
+        if (allow && s->view.policy.egress_allowed &&
+            (r = sandbox_relay_egress(s->project.container_id, &live, err)) < 0)
+                return r;
+        bool project = allow && s->view.policy.egress_enabled, opened = project || live;
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
         if (!f)
                 return umw_fail_errno(err, "egress rules");
         fprintf(f,
-                "# The egress rules of sandbox %s, as the host floor bounds them: written by "
-                "umwelt-run for its gateway.\n[egress]\nenabled = %s\n",
-                s->project.container_id, allow ? "true" : "false");
-        toml_list(f, "allow", allow ? s->view.policy.egress_allow : NULL);
-        toml_list(f, "deny", allow ? s->view.policy.egress_deny : NULL);
+                "# The egress rules of sandbox %s, as the host floor bounds them, and those "
+                "the relay opened live: written by umwelt-run for its gateway.\n[egress]\n"
+                "enabled = %s\n",
+                s->project.container_id, opened ? "true" : "false");
+        toml_list(f, "allow", project ? s->view.policy.egress_allow : NULL, live);
+        toml_list(f, "deny", opened ? s->view.policy.egress_deny : NULL, NULL);
         bool bad = ferror(f);
         if (fclose(f) != 0 || bad) {
                 free(text);

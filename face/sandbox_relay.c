@@ -6,6 +6,8 @@
 #include "face/relay.h"
 #include "face/sandbox_int.h"
 #include "netns/tls_paths.h"
+#include "policy/egress_rules.h"
+#include "face/relay_msg.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -33,9 +35,8 @@
 /* How long a start waits for the relay to open its door: a relay just
  * started (under ASan, on a loaded machine) takes a few hundred ms. */
 #define RELAY_BIND_WAIT_S 3
-/* The trust directory's mount point in the door: TLS_TRUST_INSIDE below
- * RELAY_DOOR_INSIDE ("tls"). */
-#define TRUST_POINT (TLS_TRUST_INSIDE + sizeof(RELAY_DOOR_INSIDE))
+_Static_assert(sizeof(RELAY_DOOR_INSIDE "/" RELAY_TRUST_POINT) == sizeof(TLS_TRUST_INSIDE),
+               "the door's trust point is TLS_TRUST_INSIDE");
 
 /* Someone listens on control.sock while no relay holds the lock: systemd
  * (umwelt-relay.socket), which starts the relay at this connection. */
@@ -123,7 +124,7 @@ static int make_door(int sandboxes, const char *id, const char *state_root, bool
         if (mkdirat(dir, "door", 0711) < 0 || fchmodat(sandboxes, tmp, 0711, 0) < 0 ||
             fchmodat(dir, "door", 0711, 0) < 0 ||
             (door = umw_open_beneath(dir, "door", O_PATH | O_DIRECTORY)) < 0 ||
-            (trust && mkdirat(door, TRUST_POINT, 0755) < 0) ||
+            (trust && mkdirat(door, RELAY_TRUST_POINT, 0755) < 0) ||
             renameat(sandboxes, tmp, sandboxes, id) < 0)
                 return umw_fail_errno(err, "relay door for %s", id);
         return 0;
@@ -226,7 +227,7 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         if (door >= 0) {
                 unlinkat(door, "relay.sock", 0);
                 unlinkat(door, ".relay.sock.new", 0);
-                unlinkat(door, TRUST_POINT, AT_REMOVEDIR);
+                unlinkat(door, RELAY_TRUST_POINT, AT_REMOVEDIR);
         }
         unlinkat(dir, "door", AT_REMOVEDIR);
         unlinkat(dir, "state-root", 0);
@@ -236,6 +237,15 @@ void sandbox_relay_remove_at(int sandboxes, const char *name)
         unlinkat(dir, ".pending.tmp", 0);
         unlinkat(dir, "ports", 0);
         unlinkat(dir, ".ports.tmp", 0);
+        /* The live egress rules, and the files of the gateway the relay
+         * started (it ended with the sandbox's init). */
+        unlinkat(dir, RELAY_EGRESS_FILE, 0);
+        unlinkat(dir, "." RELAY_EGRESS_FILE ".tmp", 0);
+        unlinkat(dir, EGRESS_POLICY_FILE, 0);
+        unlinkat(dir, "." EGRESS_POLICY_FILE ".tmp", 0);
+        unlinkat(dir, GATEWAY_PID_FILE, 0);
+        unlinkat(dir, "." GATEWAY_PID_FILE ".tmp", 0);
+        unlinkat(dir, GATEWAY_ERR_FILE, 0);
         unlinkat(sandboxes, name, AT_REMOVEDIR);
 }
 
@@ -252,4 +262,82 @@ void sandbox_relay_remove(const char *id)
         _cleanup_close_ int sandboxes = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sandboxes >= 0)
                 sandbox_relay_remove_at(sandboxes, id);
+}
+
+/* ------------------------------------------------------------ live egress */
+
+int sandbox_relay_sandbox_dir(const char *id, char **out, struct umw_error **err)
+{
+        _cleanup_free_ char *dir = NULL;
+        int r = relay_dir(false, &dir, err);
+        if (r < 0)
+                return r;
+        if (asprintf(out, "%s/sandboxes/%s", dir, id) < 0) {
+                *out = NULL;
+                return umw_fail_sys(err, ENOMEM, "relay directory");
+        }
+        return 0;
+}
+
+static int add_rule(char **rules, size_t n, const char *line, struct umw_error **err)
+{
+        struct egress_rule rule;
+        if (n == SANDBOX_LIVE_EGRESS_MAX)
+                return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
+                                "the relay's egress rules: expected at most %d",
+                                SANDBOX_LIVE_EGRESS_MAX);
+        if (strlen(line) > RELAY_RULE_MAX || egress_rule_parse(line, &rule, err) < 0)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "the relay's egress rules: line %zu is not a rule", n + 1);
+        egress_rule_free(&rule);
+        rules[n] = strdup(line);
+        return rules[n] ? 0 : umw_fail_sys(err, ENOMEM, "the relay's egress rules");
+}
+
+int sandbox_relay_egress_at(int dir, char ***rules, struct umw_error **err)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        *rules = NULL;
+        int r = umw_read_file_at(dir, RELAY_EGRESS_FILE,
+                                 SANDBOX_LIVE_EGRESS_MAX * (RELAY_RULE_MAX + 1), &text, &len, err);
+        if (r < 0 && (*err)->errnum == ENOENT) {
+                umw_error_freep(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        char **out = calloc(SANDBOX_LIVE_EGRESS_MAX + 1, sizeof(*out));
+        if (!out)
+                return umw_fail_sys(err, ENOMEM, "the relay's egress rules");
+        size_t n = 0;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if ((r = add_rule(out, n, line, err)) < 0) {
+                        grants_strv_free(out);
+                        return r;
+                }
+                n++;
+        }
+        *rules = n ? out : NULL;
+        if (!n)
+                free(out);
+        return 0;
+}
+
+int sandbox_relay_egress(const char *id, char ***rules, struct umw_error **err)
+{
+        _cleanup_free_ char *path = NULL;
+        *rules = NULL;
+        int r = sandbox_relay_sandbox_dir(id, &path, err);
+        if (r < 0 && (*err)->errnum == ENOENT) { /* no relay directory: no relay */
+                umw_error_freep(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        _cleanup_close_ int dir = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0)
+                return errno == ENOENT ? 0 : umw_fail_errno(err, "%s", path);
+        return sandbox_relay_egress_at(dir, rules, err);
 }

@@ -126,15 +126,15 @@ static void print_reloaded(const struct sandbox *s, bool opened, bool json)
                 printf("%s\n", text);
 }
 
-/* The rules (with opened false: none) written for the gateway, SIGHUP, its
+/* The rules (with read false: none) written for the gateway, SIGHUP, its
  * confirmation, read from the end the egress log had before the signal. */
-static int send_rules(struct sandbox *s, bool opened, struct umw_error **err)
+static int send_rules(struct sandbox *s, bool read, struct umw_error **err)
 {
         _cleanup_free_ char *log = sandbox_egress_log(s);
         _cleanup_close_ int fd = log ? open(log, O_RDONLY | O_CLOEXEC) : -1;
         if (fd < 0 || lseek(fd, 0, SEEK_END) < 0)
                 return umw_fail_errno(err, "egress log %s", log ? log : "");
-        int r = sandbox_egress_policy_write(s, opened, err);
+        int r = sandbox_egress_policy_write(s, read, err);
         if (r < 0)
                 return r;
         if (!sandbox_gateway_signal(s->bundle, SIGHUP))
@@ -148,8 +148,9 @@ static int send_rules(struct sandbox *s, bool opened, struct umw_error **err)
 static int reload_rules(struct sandbox *s, bool json, struct umw_error **err)
 {
         _cleanup_error_ struct umw_error *bad = NULL;
-        bool opened = sandbox_policy_read(s, &bad) == 0 && s->view.policy.egress_enabled;
-        int r = send_rules(s, opened, err);
+        bool read = sandbox_policy_read(s, &bad) == 0;
+        bool opened = read && s->view.policy.egress_enabled;
+        int r = send_rules(s, read, err);
         sandbox_audit_rules(s, "egress-rules", opened ? "reloaded" : "closed",
                             r < 0 ? (*err)->msg
                             : bad ? bad->msg
@@ -186,4 +187,25 @@ int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
                                 "to open it",
                                 s.project.container_id);
         return reload_rules(&s, o->json, err);
+}
+
+int sandbox_egress_live(struct sandbox *s, pid_t init, bool may_start, pid_t *started,
+                        struct umw_error **err)
+{
+        *started = 0;
+        if (sandbox_gateway_pid(s->bundle))
+                return send_rules(s, true, err);
+        if (!may_start)
+                return umw_fail(err, UMW_EXIT_STATE, ESRCH,
+                                "its egress gateway is not running, so egress is closed; start "
+                                "the sandbox again to open it");
+        struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
+        int r;
+        if ((r = sandbox_gateway_locate(s, err)) < 0 ||
+            (r = sandbox_egress_policy_write(s, true, err)) < 0 ||
+            (r = sandbox_gateway_start(s, init, false, true, &gw, err)) < 0)
+                return r;
+        *started = gw.pid;
+        sandbox_gateway_release(&gw);
+        return 0;
 }

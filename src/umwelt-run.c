@@ -71,6 +71,8 @@ static const struct verb verbs[] = {
      "       deliver quarantine [-p DIR]"},
     {"request", verb_request, "from inside a sandbox: ask the relay for more, wait for the answer",
      "request grant PATH [--rw] --why TEXT [--json]\n"
+     "       request egress RULE --why TEXT [--json]\n"
+     "       request ingress PORT --why TEXT [--json]\n"
      "       request revoke PATH [--json]\n"
      "       request note TEXT [--json]\n"
      "       request status [--json]"},

@@ -2,6 +2,7 @@
  * relay's clients (face/relay_client.h). */
 #include "src/verbs.h"
 #include "face/relay_client.h"
+#include "policy/egress_rules.h"
 #include "common/error.h"
 
 #include <errno.h>
@@ -68,6 +69,21 @@ static int port_of(const char *s, uint32_t *port, struct umw_error **err)
         return 0;
 }
 
+/* RULE: one egress rule as [egress] allow holds them (umwelt.toml(5)). */
+static int rule_of(const char *s, char rule[static RELAY_RULE_MAX + 1], struct umw_error **err)
+{
+        struct egress_rule parsed;
+        int r = put(rule, RELAY_RULE_MAX, s, "RULE", err);
+        if (r < 0)
+                return r;
+        if (egress_rule_parse(s, &parsed, err) < 0) {
+                (*err)->kind = UMW_EXIT_USAGE;
+                return umw_error_prefix(err, "request: egress");
+        }
+        egress_rule_free(&parsed);
+        return 0;
+}
+
 /* The request the arguments say, checked as the relay will check it. */
 static int build(const char *kind, const char *arg, const struct request_args *a,
                  struct relay_request *q, struct umw_error **err)
@@ -87,6 +103,11 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 if (!a->why)
                         return opts_usage_error(err, "request", "ingress: expected --why TEXT");
                 r = port_of(arg, &q->port, err);
+        } else if (strcmp(kind, "egress") == 0) {
+                q->kind = RELAY_EGRESS;
+                if (!a->why)
+                        return opts_usage_error(err, "request", "egress: expected --why TEXT");
+                r = rule_of(arg, q->rule, err);
         } else if (strcmp(kind, "revoke") == 0) {
                 q->kind = RELAY_REVOKE;
         } else if (strcmp(kind, "note") == 0) {
@@ -96,8 +117,8 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 q->kind = RELAY_STATUS;
         } else {
                 return opts_usage_error(err, "request",
-                                        "expected grant, ingress, revoke, note or status, found "
-                                        "'%s'",
+                                        "expected grant, egress, ingress, revoke, note or "
+                                        "status, found '%s'",
                                         kind);
         }
         if (r >= 0 && (q->kind == RELAY_GRANT || q->kind == RELAY_REVOKE))
@@ -117,7 +138,8 @@ VERB(request)
         struct request_args a = {0};
         if (argc < 2 || argv[1][0] == '-')
                 return opts_usage_error(err, "request",
-                                        "expected grant, ingress, revoke, note or status");
+                                        "expected grant, egress, ingress, revoke, note or "
+                                        "status");
         int r = parse_request(argc, argv, &a, err);
         if (r < 0)
                 return r;
