@@ -17,10 +17,6 @@ t_keep_floor
 # Rootless sandboxes here have no delegated cgroup.
 floor 'limits_best_effort = true'
 
-RELAY=${UMW_RELAY:-$(dirname "$RT")/umwelt-relay}
-[[ -x $RELAY ]] || t_bail "umwelt-relay $RELAY is not executable"
-
-RELAY_PID=
 relay_cleanup() {
         [[ -n $RELAY_PID ]] && kill "$RELAY_PID" 2>/dev/null
         for p in "$T_TMP"/home/proj "$UHOME"/proj "$T_TMP"/home/other "$UHOME"/other; do
@@ -52,72 +48,19 @@ S() {
 state_home() { if [[ $WHO == root ]]; then echo "$T_TMP/state"; else echo "$UHOME/.local/state"; fi; }
 # as_who CMD...: CMD as WHO, outside every sandbox.
 as_who() { if [[ $WHO == root ]]; then "$@"; else U_ "$@"; fi; }
-relay_dir() { if [[ $WHO == root ]]; then echo /run/umwelt/relay; else echo "$XDG/umwelt/relay"; fi; }
 
-# A relay of this test's own (never idle; the user's config sets the
-# timeout, 4 s, and its --timeout of 60 s would fail the time-out test), once one a
-# previous test started has ended (it ends 30 s after its last sandbox).
-start_relay() {
-        local lock
-        lock=$(relay_dir)/lock
-        for _ in $(seq 400); do
-                [[ -e $lock ]] && ! flock -n "$lock" true && { sleep 0.1; continue; }
-                break
-        done
-        local stale
-        stale=$(stat -c %i "$(relay_dir)/control.sock" 2>/dev/null)
+# relay_launch PIDFILE: the relay as WHO; root's reads the user's policy and
+# writes the project's audit log where the face does: the same environment.
+relay_launch() {
         if [[ $WHO == root ]]; then
-                # The relay reads the user's policy and writes the project's
-                # audit log where the face does: the same environment.
-                HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state \
-                        "$RELAY" --timeout 60 --idle 0 2>>"$T_TMP/relay-root.log" &
-                RELAY_PID=$!
+                HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' \
+                        sh "$1" "$RELAY" 2>>"$T_TMP/relay-root.log" &
         else
-                rm -f "$XDG/urelay.pid"
-                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' sh "$XDG/urelay.pid" \
-                        "$RELAY" 2>>"$T_TMP/relay-user.log" &
-                for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
-                RELAY_PID=$(cat "$XDG/urelay.pid")
+                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' sh "$1" "$RELAY" \
+                        2>>"$T_TMP/relay-user.log" &
         fi
-        # Ours, listening: its lock held (a control.sock may be a killed
-        # relay's) and the socket renamed into place, which it does once it
-        # listens.
-        for _ in $(seq 200); do
-                kill -0 "$RELAY_PID" 2>/dev/null || break
-                relay_locked && [[ $(stat -c %i "$(relay_dir)/control.sock" 2>/dev/null) != "$stale" ]] && break
-                sleep 0.05
-        done
 }
-stop_relay() {
-        kill "$RELAY_PID" 2>/dev/null
-        for _ in $(seq 100); do kill -0 "$RELAY_PID" 2>/dev/null || break; sleep 0.05; done
-        RELAY_PID=
-}
-
-# relay_locked: RELAY_PID holds a flock (/proc/locks: looking, unlike
-# flock -n, takes nothing a starting relay could find held).
-relay_locked() { awk -v p="$RELAY_PID" '$2 == "FLOCK" && $5 == p { f = 1 } END { exit !f }' /proc/locks; }
-
-# pending_field ID FIELD: a member of pending request ID, from relay pending --json.
-pending_field() {
-        S relay pending --json 2>/dev/null |
-                "$PY" -c 'import json,sys
-for l in sys.stdin:
-    d = json.loads(l)
-    if d.get("id") == sys.argv[1]: print(d.get(sys.argv[2], ""))' "$1" "$2"
-}
-# wait_pending: the id of the newest pending request, once there is one.
-wait_pending() {
-        local id
-        for _ in $(seq 100); do
-                id=$(S relay pending --json 2>/dev/null | "$PY" -c 'import json,sys
-ids = [int(json.loads(l)["id"]) for l in sys.stdin]
-print(max(ids) if ids else "")')
-                [[ -n $id ]] && { echo "$id"; return 0; }
-                sleep 0.05
-        done
-        return 1
-}
+. "$(dirname "$0")/helpers/relay-lib.sh"
 
 # Raw protocol from inside: RAW LINE... sends each line on one connection
 # and prints the answers; FLOOD N opens N connections in a burst and sends
@@ -471,7 +414,7 @@ scene user
 WHO=user
 mkdir -p -m 700 "$XDG/umwelt/relay"
 chown "$U:$G" "$XDG/umwelt" "$XDG/umwelt/relay"
-rm -f "$XDG/urelay.pid"
+rm -f "$RELAY_PIDFILE"
 U_ /usr/bin/python3 -c '
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
@@ -486,9 +429,9 @@ os.set_inheritable(3, True)  # dup2 onto itself would leave it close-on-exec
 os.environ["LISTEN_FDS"] = "1"; os.environ["LISTEN_PID"] = str(os.getpid())
 open(sys.argv[3], "w").write(str(os.getpid()))
 os.execv(sys.argv[2], [sys.argv[2], "--idle", "0"])' "$XDG/umwelt/relay/control.sock" "$RELAY" \
-        "$XDG/urelay.pid" 2>>"$T_TMP/relay-user.log" &
-for _ in $(seq 100); do [[ -s $XDG/urelay.pid ]] && break; sleep 0.05; done
-RELAY_PID=$(cat "$XDG/urelay.pid")
+        "$RELAY_PIDFILE" 2>>"$T_TMP/relay-user.log" &
+for _ in $(seq 100); do [[ -s $RELAY_PIDFILE ]] && break; sleep 0.05; done
+RELAY_PID=$(cat "$RELAY_PIDFILE")
 ino=$(stat -c %i "$XDG/umwelt/relay/control.sock")
 for _ in $(seq 100); do relay_locked && break; sleep 0.05; done
 capture U_ "$RT" relay pending
@@ -496,6 +439,5 @@ t_eq "socket activation: the relay answers on the socket it was given" 0 "$T_RC"
         "$(tail -5 "$T_TMP/relay-user.log" 2>&1)"
 t_eq "... the very socket (not one it made)" "$ino" "$(stat -c %i "$XDG/umwelt/relay/control.sock")"
 stop_relay
-t_eq "no sanitizer report from the test's own relays" "" \
-        "$(grep -h -m3 -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$T_TMP"/relay-*.log 2>/dev/null)"
+no_sanitizer_reports "$T_TMP"/relay-*.log
 t_done
