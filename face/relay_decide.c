@@ -224,9 +224,8 @@ static void audit_request(struct relay_sandbox *sb, const struct relay_pending *
                             grant    ? p->path
                             : egress ? p->q.rule
                                      : port,
-                            "mode",
-                            p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why, "decision",
-                            rule ? "allowed" : "asked",
+                            "mode", p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why,
+                            "decision", rule ? "allowed" : "asked",
                             /* asked: the line ends here */
                             rule ? "by" : NULL, "rule", "rule", rule, NULL};
         relay_audit(sb, "relay-request", kv);
@@ -295,26 +294,46 @@ static void decide_grant(struct relay *R, struct relay_conn *c, const struct rel
 
 /* ------------------------------------------------------------ ingress */
 
+/* What a request a human is always asked must pass first (the project's
+ * policy c as a start reads it); *rule names what refused it. */
+typedef int (*check_fn)(const struct relay_pending *p, const struct relay_sandbox *sb,
+                        const struct policy_config *c, const char **rule, struct umw_error **err);
+
+/* A port or an egress rule: refused without asking by check, else asked. */
+static void decide_asked(struct relay *R, struct relay_conn *c, const struct relay_request *q,
+                         check_fn check)
+{
+        struct relay_pending *p = new_pending(R, c, q);
+        if (!p)
+                return;
+        hash_request(p, c->sb->id);
+        _cleanup_error_ struct umw_error *err = NULL;
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        const char *rule = "policy";
+        if (workspace_policy(&s, c->sb->workspace, &err) < 0 ||
+            check(p, c->sb, &s.view.policy, &rule, &err) < 0) {
+                refuse(c, p->id, p->hash, rule, err->msg);
+                free(p);
+                return;
+        }
+        p->timeout_s = s.view.policy.relay_timeout_s;
+        ask(R, c, p);
+}
+
 /* A port is published live as at a start: only where the floor lets
  * projects publish; never one the project's [ingress] or this relay
  * publishes already (--publish's the forwarder refuses: in use). Always asked
  * (no standing rule opens a port). */
-static int check_ingress(struct relay_pending *p, const struct relay_sandbox *sb, const char **rule,
-                         struct umw_error **err)
+static int check_ingress(const struct relay_pending *p, const struct relay_sandbox *sb,
+                         const struct policy_config *c, const char **rule, struct umw_error **err)
 {
-        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        *rule = "policy";
-        int r = workspace_policy(&s, sb->workspace, err);
-        if (r < 0)
-                return r;
-        p->timeout_s = s.view.policy.relay_timeout_s;
         *rule = "floor";
-        if (!s.view.policy.ingress_allowed)
+        if (!c->ingress_allowed)
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
                                 "the floor lets no project publish a port (ingress = false)");
         *rule = "held";
-        for (size_t i = 0; i < s.view.policy.n_ingress_ports; i++)
-                if (s.view.policy.ingress_ports[i] == p->q.port)
+        for (size_t i = 0; i < c->n_ingress_ports; i++)
+                if (c->ingress_ports[i] == p->q.port)
                         return umw_fail(err, UMW_EXIT_STATE, EEXIST,
                                         "port %u is published at every start ([ingress] ports)",
                                         (unsigned)p->q.port);
@@ -327,22 +346,6 @@ static int check_ingress(struct relay_pending *p, const struct relay_sandbox *sb
                 return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live ports at most",
                                 RELAY_PORTS_MAX);
         return 0;
-}
-
-static void decide_ingress(struct relay *R, struct relay_conn *c, const struct relay_request *q)
-{
-        struct relay_pending *p = new_pending(R, c, q);
-        if (!p)
-                return;
-        hash_request(p, c->sb->id);
-        _cleanup_error_ struct umw_error *err = NULL;
-        const char *rule = NULL;
-        if (check_ingress(p, c->sb, &rule, &err) < 0) {
-                refuse(c, p->id, p->hash, rule, err->msg);
-                free(p);
-                return;
-        }
-        ask(R, c, p);
 }
 
 /* The forwarder started (netns/ingress.h: it ends with the sandbox's
@@ -419,26 +422,20 @@ static int check_rule(const char *text, const struct relay_sandbox *sb, struct u
 /* An egress rule is opened live as a start would: only where the floor
  * lets projects have egress, parsed as [egress] allow's are, never one
  * open already. Always asked (no standing rule opens a way out). */
-static int check_egress(struct relay_pending *p, const struct relay_sandbox *sb, const char **rule,
-                        struct umw_error **err)
+static int check_egress(const struct relay_pending *p, const struct relay_sandbox *sb,
+                        const struct policy_config *c, const char **rule, struct umw_error **err)
 {
-        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        *rule = "policy";
-        int r = workspace_policy(&s, sb->workspace, err);
-        if (r < 0)
-                return r;
-        p->timeout_s = s.view.policy.relay_timeout_s;
         *rule = "floor";
-        if (!s.view.policy.egress_allowed)
+        if (!c->egress_allowed)
                 return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
                                 "the floor lets no project have egress (egress = false)");
         *rule = "rule";
-        if ((r = check_rule(p->q.rule, sb, err)) < 0)
+        int r = check_rule(p->q.rule, sb, err);
+        if (r < 0)
                 return r;
         *rule = "held";
         if (listed(sb->egress, p->q.rule) ||
-            (sb->gated && s.view.policy.egress_enabled &&
-             listed(s.view.policy.egress_allow, p->q.rule)))
+            (sb->gated && c->egress_enabled && listed(c->egress_allow, p->q.rule)))
                 return umw_fail(err, UMW_EXIT_STATE, EEXIST, "egress rule '%s' is open already",
                                 p->q.rule);
         *rule = "limit";
@@ -446,22 +443,6 @@ static int check_egress(struct relay_pending *p, const struct relay_sandbox *sb,
                 return umw_fail(err, UMW_EXIT_STATE, EBUSY, "%d live egress rules at most",
                                 SANDBOX_LIVE_EGRESS_MAX);
         return 0;
-}
-
-static void decide_egress(struct relay *R, struct relay_conn *c, const struct relay_request *q)
-{
-        struct relay_pending *p = new_pending(R, c, q);
-        if (!p)
-                return;
-        hash_request(p, c->sb->id);
-        _cleanup_error_ struct umw_error *err = NULL;
-        const char *rule = NULL;
-        if (check_egress(p, c->sb, &rule, &err) < 0) {
-                refuse(c, p->id, p->hash, rule, err->msg);
-                free(p);
-                return;
-        }
-        ask(R, c, p);
 }
 
 /* The sandbox's gateway given its rules with the live ones: the one it
@@ -656,10 +637,10 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
                 answer_status(c);
                 break;
         case RELAY_INGRESS:
-                decide_ingress(R, c, q);
+                decide_asked(R, c, q, check_ingress);
                 break;
         case RELAY_EGRESS:
-                decide_egress(R, c, q);
+                decide_asked(R, c, q, check_egress);
                 break;
         case RELAY_BAD:
                 break;
@@ -716,9 +697,9 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
         relay_audit(p->conn->sb, "relay-decision", decided);
         int r = remembered ? remember(p->conn->sb, p, err) : 0;
         if (r >= 0)
-                r = grant                          ? grant_audited(p->conn->sb, p, err)
+                r = grant                       ? grant_audited(p->conn->sb, p, err)
                     : p->q.kind == RELAY_EGRESS ? egress_audited(p->conn->sb, p, err)
-                                                   : publish_audited(p->conn->sb, p, err);
+                                                : publish_audited(p->conn->sb, p, err);
         /* Processes started before have no proxy variables: say where the door is. */
         const char *said = p->q.kind == RELAY_EGRESS
                                ? "open through the gateway: HTTPS_PROXY=http://127.0.0.1:3128 "

@@ -286,9 +286,13 @@ static int add_rule(char **rules, size_t n, const char *line, struct umw_error *
                 return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
                                 "the relay's egress rules: expected at most %d",
                                 SANDBOX_LIVE_EGRESS_MAX);
-        if (strlen(line) > RELAY_RULE_MAX || egress_rule_parse(line, &rule, err) < 0)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "the relay's egress rules: line %zu is not a rule", n + 1);
+        if (strlen(line) > RELAY_RULE_MAX)
+                return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
+                                "the relay's egress rules: line %zu is not a rule (too long)",
+                                n + 1);
+        if (egress_rule_parse(line, &rule, err) < 0)
+                return umw_error_prefix(err, "the relay's egress rules: line %zu is not a rule",
+                                        n + 1);
         egress_rule_free(&rule);
         rules[n] = strdup(line);
         return rules[n] ? 0 : umw_fail_sys(err, ENOMEM, "the relay's egress rules");

@@ -156,6 +156,7 @@ static void write_and_load(bool allow, struct egress_rules *rules)
         s.project.container_id = strdup("umwelt-unit");
         s.view.policy.egress_allow = allow_list;
         s.view.policy.egress_deny = deny_list;
+        s.view.policy.egress_allowed = s.view.policy.egress_enabled = true;
         struct umw_error *err = NULL;
         cr_assert_eq(sandbox_egress_policy_write(&s, allow, &err), 0, "%s", err ? err->msg : "");
         s.view.policy.egress_allow = s.view.policy.egress_deny = NULL;
@@ -188,4 +189,63 @@ Test(face, egress_closed_writes_no_rule)
         cr_expect_eq(rules.n_allow, 0);
         cr_expect_eq(rules.n_deny, 0);
         egress_rules_free(&rules);
+}
+
+/* The relay's record of live egress rules, as the face reads it back for
+ * every writer of a gateway's rules. */
+static int read_record(const char *text, char ***rules, struct umw_error **err)
+{
+        _cleanup_close_ int dir = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(dir, 0);
+        if (text)
+                cr_assert_eq(
+                    umw_write_file_atomic(dir, RELAY_EGRESS_FILE, text, strlen(text), 0600, err),
+                    0);
+        return sandbox_relay_egress_at(dir, rules, err);
+}
+
+Test(face, live_egress_record_reads_back_rule_by_rule)
+{
+        char **rules = NULL;
+        struct umw_error *err = NULL;
+        cr_assert_eq(read_record("pypi.org\nfiles.pythonhosted.org:443\n", &rules, &err), 0, "%s",
+                     err ? err->msg : "");
+        cr_assert_not_null(rules);
+        cr_expect_str_eq(rules[0], "pypi.org");
+        cr_expect_str_eq(rules[1], "files.pythonhosted.org:443");
+        cr_expect_null(rules[2]);
+        grants_strv_free(rules);
+}
+
+Test(face, live_egress_record_absent_is_no_rule)
+{
+        char **rules = (char **)1;
+        struct umw_error *err = NULL;
+        cr_assert_eq(read_record(NULL, &rules, &err), 0, "%s", err ? err->msg : "");
+        cr_expect_null(rules);
+}
+
+Test(face, live_egress_record_with_a_bad_line_is_an_error)
+{
+        const char *bad[] = {"pypi.org\nhttp://x\n", "10.0.0.0/8\n"};
+        for (size_t i = 0; i < 2; i++) {
+                char **rules = NULL;
+                struct umw_error *err = NULL;
+                cr_expect_lt(read_record(bad[i], &rules, &err), 0, "%s", bad[i]);
+                cr_expect_null(rules);
+                cr_expect(err && strstr(err->msg, "is not a rule"), "%s", err ? err->msg : "");
+                umw_error_free(err);
+        }
+}
+
+Test(face, live_egress_record_is_bounded)
+{
+        char text[SANDBOX_LIVE_EGRESS_MAX * 16 + 32] = "";
+        for (int i = 0; i <= SANDBOX_LIVE_EGRESS_MAX; i++)
+                snprintf(text + strlen(text), 16, "h%d.example\n", i);
+        char **rules = NULL;
+        struct umw_error *err = NULL;
+        cr_expect_lt(read_record(text, &rules, &err), 0);
+        cr_expect(err && strstr(err->msg, "at most"), "%s", err ? err->msg : "");
+        umw_error_free(err);
 }
