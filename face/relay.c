@@ -160,12 +160,23 @@ static int open_control(struct relay *R, struct umw_error **err)
         return R->control < 0 ? R->control : relay_watch(R, R->control, &ev_control, err);
 }
 
+/* A request waiting for a human when its connection or the relay ends:
+ * denied, and the audit log says so. */
+static void drop_waiting(struct relay *R, struct relay_pending *p)
+{
+        const char *why = R->ending ? "the relay ended" : "the request's connection closed";
+        char id[RELAY_ID_MAX + 1];
+        snprintf(id, sizeof(id), "%llu", (unsigned long long)p->id);
+        relay_audit_denied(p->conn->sb, id, p->hash, why);
+        relay_pending_drop(R, p, RELAY_DENIED, why);
+}
+
 /* Closes a connection: its parser killed and reaped, its waiting request
  * dropped. */
 static void conn_close(struct relay *R, struct relay_conn *c)
 {
         if (c->waiting)
-                relay_pending_drop(R, c->waiting, RELAY_DENIED, "the request's connection closed");
+                drop_waiting(R, c->waiting);
         for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i] == c)
                         R->conns[i] = NULL;
@@ -245,10 +256,7 @@ static void deny_left(struct relay_sandbox *sb, const char *id, const char *hash
         if (sb->audit_fd < 0 && relay_sandbox_target(sb, &t, &err) < 0)
                 return; /* not running: its directory goes with it */
         umw_close_fdp(&t.pidfd);
-        const char *kv[] = {"id",     id,   "hash",  hash,  "decision",
-                            "denied", "by", "relay", "why", "the relay that held it ended",
-                            NULL};
-        relay_audit(sb, "relay-decision", kv);
+        relay_audit_denied(sb, id, hash, "the relay that held it ended");
 }
 
 /* Follows sandboxes/ID: a new one gets its door; one that went is closed. */
@@ -536,6 +544,7 @@ static int loop(struct relay *R, struct umw_error **err)
 
 static void relay_release(struct relay *R)
 {
+        R->ending = true;
         for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i])
                         conn_close(R, R->conns[i]);

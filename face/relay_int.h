@@ -107,6 +107,7 @@ struct relay {
         struct relay_pending *pending[RELAY_SANDBOXES_MAX * RELAY_PENDING_MAX];
         struct relay_control_conn *controls[RELAY_CONTROLS_MAX];
         struct timespec idle_since; /* when the last sandbox went; 0: some run */
+        bool ending;                /* the relay is letting go of everything */
 };
 
 /* relay_record.c: the live grants kept in sb->dir's "grants" file. */
@@ -150,6 +151,10 @@ int relay_sandbox_target(struct relay_sandbox *sb, struct relay_target *t, struc
 /* One audit line in the sandbox's project log (kv as audit_append's,
  * "sandbox" added); a failure is a warning. */
 void relay_audit(struct relay_sandbox *sb, const char *event, const char *const *kv);
+/* The line of a request the relay denied without a human: a killed
+ * relay's leftover, or one whose connection or relay ended. */
+void relay_audit_denied(struct relay_sandbox *sb, const char *id, const char *hash,
+                        const char *why);
 /* A new pending request for c (the sandbox's limit checked: -EBUSY),
  * waiting until deadline; c stops being read until it is answered. */
 int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pending *p,

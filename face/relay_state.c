@@ -159,6 +159,13 @@ void relay_audit(struct relay_sandbox *sb, const char *event, const char *const 
                 umw_warn("sandbox %s: audit log: %s", sb->id, err->msg);
 }
 
+void relay_audit_denied(struct relay_sandbox *sb, const char *id, const char *hash, const char *why)
+{
+        const char *kv[] = {"id", id,      "hash", hash, "decision", "denied",
+                            "by", "relay", "why",  why,  NULL};
+        relay_audit(sb, "relay-decision", kv);
+}
+
 /* ------------------------------------------------------------ pending */
 
 /* The pending file follows the table; a failure is a warning (the

@@ -112,6 +112,13 @@ elif sys.argv[1] == "control":
 EOF
 
 relay_rss() { awk '/^VmRSS:/ {print $2}' "/proc/$RELAY_PID/status"; }
+# relay_abstract: the abstract names (@...) of the relay's unix sockets.
+relay_abstract() {
+        local inodes
+        inodes=$(ls -l "/proc/$RELAY_PID/fd" 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ')
+        [[ -n $inodes ]] || { echo "no socket found"; return; }
+        awk -v want=" $inodes" 'NR > 1 && index(want, " " $7 " ") && $8 ~ /^@/ {print $8}' /proc/net/unix
+}
 
 scene() {
         WHO=$1
@@ -267,6 +274,7 @@ EOF
         t_eq "$WHO: the control socket is not reachable from inside" \
                 "unreachable No such file or directory" \
                 "$(S sandbox exec -p "$proj" -- python3 raw.py control "$(relay_dir)/control.sock" 2>&1)"
+        t_eq "$WHO: ... nor by an abstract name: the relay binds none" "" "$(relay_abstract)"
         if [[ $WHO == root ]]; then
                 t_eq "$WHO: a peer in another user namespace is turned away" closed \
                         "$(unshare -U "$PY" "$proj/raw.py" control "$(relay_dir)/control.sock" 2>&1)"
@@ -401,6 +409,19 @@ for _ in range(50):
                 "$T_OUT"
         t_eq "$WHO: ... kept in the project's state, not in the workspace" "ro $home/rem" \
                 "$(cat "$(state_home)"/umwelt/*/relay-grants 2>&1)" "$(ls -a "$proj")"
+        # A relay ended with SIGTERM denies what waits, and says so.
+        S sandbox exec -p "$proj" -- ./umw request grant "$data" --why "the relay stops" \
+                >"$T_TMP/$WHO-req" 2>&1 &
+        req=$!
+        id=$(wait_pending)
+        lefthash=$(pending_field "$id" hash)
+        kill -TERM "$RELAY_PID"
+        wait "$req"
+        t_eq "$WHO: a request waiting when the relay is stopped is denied (exit 7)" 7 "$?" \
+                "$(cat "$T_TMP/$WHO-req")"
+        t_match "$WHO: ... audited as denied by the relay" \
+                '"decision":"denied","by":"relay","why":"the relay ended"' \
+                "$(grep -h "relay-decision.*$lefthash" "$(state_home)"/umwelt/*/audit.jsonl 2>&1)"
         capture S sandbox down -p "$proj"
         stop_relay
 }
