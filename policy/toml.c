@@ -640,13 +640,24 @@ static int parse_key_value(struct parser *ps)
         return expect_line_end(ps, "the value");
 }
 
-/* The name of a [name] or [[name]] header and its closing bracket(s). */
-static int parse_header_name(struct parser *ps, bool array, char **out)
+/* The name of a [name], [parent.name] or [[name]] header and its closing
+ * bracket(s); *parent NULL for a single key. */
+static int parse_header_name(struct parser *ps, bool array, char **parent, char **out)
 {
         skip_space(ps);
         _cleanup_free_ char *name = NULL;
-        int r;
-        if ((r = parse_key(ps, &name)) < 0 || (r = refuse_dotted(ps, "dotted table names")) < 0)
+        int r = parse_key(ps, &name);
+        if (r < 0)
+                return r;
+        skip_space(ps);
+        if (!array && peek(ps) == '.') {
+                advance(ps);
+                skip_space(ps);
+                *parent = TAKE_PTR(name);
+                if ((r = parse_key(ps, &name)) < 0)
+                        return r;
+        }
+        if ((r = refuse_dotted(ps, array ? "dotted table names" : "table names of three keys")) < 0)
                 return r;
         if (peek(ps) != ']' || (array && peek_at(ps, 1) != ']')) {
                 char buf[24];
@@ -660,9 +671,27 @@ static int parse_header_name(struct parser *ps, bool array, char **out)
         return 0;
 }
 
-static int open_table(struct parser *ps, char **name, struct pos at)
+/* The table a [parent.name] header opens in: [parent]'s, or the last
+ * [[parent]]'s. */
+static int parent_table(struct parser *ps, const char *parent, const char *name, struct pos at,
+                        struct toml_value **out)
 {
-        const struct toml_entry *e = toml_table_entry(ps->root, *name);
+        const struct toml_entry *e = toml_table_entry(ps->root, parent);
+        struct toml_value *v = e ? e->value : NULL;
+        if (v && v->is_table_array && v->array.n > 0)
+                v = v->array.items[v->array.n - 1];
+        if (v && v->kind == TOML_TABLE) {
+                *out = v;
+                return 0;
+        }
+        char pbuf[80], nbuf[80];
+        return fail_at(ps, at, "table '%s.%s': expected a [%s] or [[%s]] header before it",
+                       toml_printable(parent, pbuf), toml_printable(name, nbuf), pbuf, pbuf);
+}
+
+static int open_table(struct parser *ps, struct toml_value *in, char **name, struct pos at)
+{
+        const struct toml_entry *e = toml_table_entry(in, *name);
         char buf[80];
         if (e && e->value->kind == TOML_TABLE)
                 return fail_at(ps, at, "table '%s' is defined twice (first at %u:%u)",
@@ -673,7 +702,7 @@ static int open_table(struct parser *ps, char **name, struct pos at)
         _cleanup_toml_ struct toml_value *t = value_new(TOML_TABLE, at);
         if (!t)
                 return oom(ps);
-        int r = table_add(ps, ps->root, *name, at, t);
+        int r = table_add(ps, in, *name, at, t);
         if (r < 0)
                 return r;
         *name = NULL;
@@ -712,8 +741,9 @@ static int open_array_table(struct parser *ps, char **name, struct pos at)
         return 0;
 }
 
-/* [name] or [[name]], the parser on the first '['. Names are single keys:
- * policy files are at most two levels deep. */
+/* [name], [parent.name] or [[name]], the parser on the first '['. Policy
+ * files are at most three levels deep: [parent.name] opens a table in
+ * [parent], or in the last [[parent]] (a host action's [action.params]). */
 static int parse_header(struct parser *ps)
 {
         struct pos at = here(ps);
@@ -721,11 +751,12 @@ static int parse_header(struct parser *ps)
         advance(ps);
         if (array)
                 advance(ps);
-        _cleanup_free_ char *name = NULL;
-        int r = parse_header_name(ps, array, &name);
-        if (r < 0)
+        _cleanup_free_ char *parent = NULL, *name = NULL;
+        struct toml_value *in = ps->root;
+        int r = parse_header_name(ps, array, &parent, &name);
+        if (r < 0 || (parent && (r = parent_table(ps, parent, name, at, &in)) < 0))
                 return r;
-        r = array ? open_array_table(ps, &name, at) : open_table(ps, &name, at);
+        r = array ? open_array_table(ps, &name, at) : open_table(ps, in, &name, at);
         if (r < 0)
                 return r;
         return expect_line_end(ps, "the table header");

@@ -1,8 +1,10 @@
 /* A strict reader for the TOML subset umwelt's policy files use: comments,
  * bare and quoted keys, [table] and [[array of tables]] headers with a single
- * (undotted) name, strings (basic and literal, one line), decimal integers,
- * booleans and arrays whose items share one kind. Everything else TOML has
- * (dotted keys and headers, floats, dates, inline tables, multi-line strings,
+ * name, [parent.table] headers of two keys whose parent is defined before
+ * (a table in [parent], or in the last [[parent]]), strings (basic and
+ * literal, one line), decimal integers, booleans and arrays whose items
+ * share one kind. Everything else TOML has (dotted keys, longer dotted
+ * headers, floats, dates, inline tables, multi-line strings,
  * hex/octal/binary integers) is refused by name, as is any duplicate key or
  * redefined table: "FILE:LINE:COLUMN: what was expected", class
  * UMW_EXIT_CONFIG. Lines and columns count from 1, columns in characters. */

@@ -98,6 +98,10 @@ static const struct valid_case valid[] = {
     {"[[g]]\n[t]\n[[g]]\na = true", "{g=[{},{a=true}],t={}}"},
     {"z = 1\ny = 2\nx = 3\nw = 4", "{z=1,y=2,x=3,w=4}"},
     {"a = 1 ", "{a=1}"},
+    {"[[action]]\nname = 'a'\n[action.params]\nsite = ['x']\n[[action]]\nname = 'b'\n"
+     "[action.env]\nLANG = 'C'",
+     "{action=[{name=\"a\",params={site=[\"x\"]}},{name=\"b\",env={LANG=\"C\"}}]}"},
+    {"[t]\n[ t . \"u v\" ]\nk = 1", "{t={u v={k=1}}}"},
 };
 
 Test(toml, valid_documents_give_their_trees)
@@ -159,7 +163,11 @@ static const struct invalid_case invalid[] = {
     {"[t]\n[[t]]", "2:1", "redefines"},
     {"t = [1]\n[[t]]", "2:1", "redefines"},
     {"[[t]]\n[t]", "2:1", "redefines"},
-    {"[a.b]", "1:3", "dotted table names"},
+    {"[a.b]", "1:1", "expected a [a] or [[a]] header before it"},
+    {"a = 1\n[a.b]", "2:1", "expected a [a] or [[a]] header before it"},
+    {"[a]\n[a.b.c]", "2:5", "table names of three keys"},
+    {"[a]\n[a.b]\n[a.b]", "3:1", "defined twice"},
+    {"[a]\nb = 1\n[a.b]", "3:1", "redefines"},
     {"[[a.b]]", "1:4", "dotted table names"},
     {"[]", "1:2", "expected a key"},
     {"[t", "1:3", "expected ']'"},
