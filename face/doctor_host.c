@@ -4,6 +4,7 @@
 #include "face/doctor.h"
 #include "face/user.h"
 #include "policy/config.h"
+#include "policy/host_actions.h"
 #include "policy/presets.h"
 #include "runtime/cgroup.h"
 #include "common/cleanup.h"
@@ -289,6 +290,29 @@ static bool check_policy(struct doctor_report *r, struct policy_config *pc)
         return true;
 }
 
+/* The table of host actions the relay may run (umwelt.toml(5)): a broken
+ * one refuses every action, which limits that feature alone. */
+static void check_host_actions(struct doctor_report *r)
+{
+        struct host_actions t;
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (host_actions_load(&t, &err) < 0) {
+                doctor_add(r, "host actions", false, false,
+                           "keep " HOST_ACTIONS_FILE " and /etc/umwelt root's and writable by "
+                           "root alone, and correct the file where the message says",
+                           "%s", err->msg);
+                return;
+        }
+        struct stat st;
+        if (lstat(HOST_ACTIONS_FILE, &st) == 0)
+                doctor_add(r, "host actions", true, false, NULL, "%zu in %s, root-owned and valid",
+                           t.n, HOST_ACTIONS_FILE);
+        else
+                doctor_add(r, "host actions", true, false, NULL, "no %s: no host action is offered",
+                           HOST_ACTIONS_FILE);
+        host_actions_free(&t);
+}
+
 /* ---------------------------------------------------------------- cgroups */
 
 /* As systemd tells them apart: what is mounted at /sys/fs/cgroup. */
@@ -378,6 +402,7 @@ void doctor_host_checks(struct doctor_report *r, const struct runtime_opts *rt)
         check_seccomp(r);
         check_nftables(r);
         bool have_policy = check_policy(r, &pc);
+        check_host_actions(r);
         check_cgroup(r, rt, have_policy ? &pc : NULL);
         if (have_policy)
                 policy_config_free(&pc);

@@ -177,6 +177,8 @@ static void conn_close(struct relay *R, struct relay_conn *c)
 {
         if (c->waiting)
                 drop_waiting(R, c->waiting);
+        if (c->running) /* it runs to its end, audited; nobody is answered */
+                c->running->conn = NULL;
         for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i] == c)
                         R->conns[i] = NULL;
@@ -521,6 +523,9 @@ static bool dispatch(struct relay *R, const struct epoll_event *e)
         case EV_CONN:
                 on_conn(R, (struct relay_conn *)ev, e->events);
                 break;
+        case EV_ACTION:
+                relay_action_read(R, (struct relay_run *)ev);
+                break;
         }
         return true;
 }
@@ -545,6 +550,7 @@ static int loop(struct relay *R, struct umw_error **err)
 static void relay_release(struct relay *R)
 {
         R->ending = true;
+        relay_actions_end(R);
         for (size_t i = 0; i < ARRAY_SIZE(R->conns); i++)
                 if (R->conns[i])
                         conn_close(R, R->conns[i]);

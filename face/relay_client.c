@@ -8,9 +8,11 @@
 #include "common/utf8.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,7 +25,7 @@
 struct lines {
         int fd;
         size_t have, skip; /* bytes buffered; of them, the line handed out last */
-        char buf[RELAY_LINE_MAX];
+        char buf[RELAY_ANSWER_MAX];
 };
 
 /* The next line (newline cut off, NUL-terminated in place): 1, 0 at the
@@ -44,7 +46,7 @@ static int next_line(struct lines *l, char **line, size_t *len, struct umw_error
                 }
                 if (l->have == sizeof(l->buf))
                         return umw_fail(err, UMW_EXIT_FAILURE, EPROTO,
-                                        "the relay sent a line over %d bytes", RELAY_LINE_MAX);
+                                        "the relay sent a line over %d bytes", RELAY_ANSWER_MAX);
                 ssize_t n = read(l->fd, l->buf + l->have, sizeof(l->buf) - l->have);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -138,11 +140,89 @@ static void print_status(const char *line)
         yajl_tree_free(tree);
 }
 
+/* How an action ran, as `sandbox exec` says how a command did: its output
+ * on our stdout and stderr, its exit status, 128+N for signal N, 124 when
+ * it was killed at its timeout; a cut output and a time-out said. */
+static int action_result(const char *line, bool print)
+{
+        yajl_val t = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (umw_json_parse(line, "answer", &t, &err) < 0)
+                return UMW_EXIT_FAILURE;
+        const char *streams[] = {"stdout", "stderr"};
+        for (size_t i = 0; print && i < 2; i++) {
+                const char *text = umw_json_member_str(t, streams[i], "");
+                fputs(text, i ? stderr : stdout);
+                char key[16];
+                snprintf(key, sizeof(key), "%s_cut", streams[i]);
+                yajl_val cut = umw_json_member(t, key);
+                if (YAJL_IS_TRUE(cut))
+                        fprintf(stderr, "umwelt-run: the action's %s was cut at %zu bytes\n",
+                                streams[i], strlen(text));
+        }
+        fflush(stdout);
+        yajl_val status = umw_json_member(t, "exit_status"), sig = umw_json_member(t, "signal");
+        bool timed_out = YAJL_IS_TRUE(umw_json_member(t, "timed_out"));
+        int code = YAJL_IS_INTEGER(status) ? (int)YAJL_GET_INTEGER(status)
+                   : YAJL_IS_INTEGER(sig)  ? 128 + (int)YAJL_GET_INTEGER(sig)
+                                           : UMW_EXIT_FAILURE;
+        if (timed_out && print)
+                fprintf(stderr, "umwelt-run: the action was killed at its timeout\n");
+        if (timed_out)
+                code = RELAY_EXIT_ACTION_TIMEOUT;
+        yajl_tree_free(t);
+        return code;
+}
+
+/* An actions answer, an action a block: name, what it runs, its values. */
+static void print_actions(const char *line)
+{
+        yajl_val t = NULL;
+        _cleanup_error_ struct umw_error *err = NULL;
+        if (umw_json_parse(line, "answer", &t, &err) < 0)
+                return;
+        yajl_val list = umw_json_member(t, "actions");
+        for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+                yajl_val a = list->u.array.values[i];
+                printf("%s%s\n", umw_json_member_str(a, "name", "?"),
+                       YAJL_IS_FALSE(umw_json_member(a, "ask")) ? " (runs without asking)" : "");
+                const char *d = umw_json_member_str(a, "description", "");
+                if (*d)
+                        printf("  %s\n", d);
+                yajl_val argv = umw_json_member(a, "argv");
+                fputs("  runs:", stdout);
+                for (size_t k = 0; YAJL_IS_ARRAY(argv) && k < argv->u.array.len; k++)
+                        printf(" %s", YAJL_IS_STRING(argv->u.array.values[k])
+                                          ? YAJL_GET_STRING(argv->u.array.values[k])
+                                          : "?");
+                putchar('\n');
+                yajl_val params = umw_json_member(a, "params");
+                for (size_t k = 0; YAJL_IS_OBJECT(params) && k < params->u.object.len; k++) {
+                        yajl_val v = params->u.object.values[k];
+                        printf("  --param %s=", params->u.object.keys[k]);
+                        for (size_t j = 0; YAJL_IS_ARRAY(v) && j < v->u.array.len; j++)
+                                printf("%s%s", j ? "|" : "",
+                                       YAJL_IS_STRING(v->u.array.values[j])
+                                           ? YAJL_GET_STRING(v->u.array.values[j])
+                                           : "?");
+                        putchar('\n');
+                }
+        }
+        yajl_tree_free(t);
+}
+
 static int final_answer(const char *line, const struct relay_answer *a, enum relay_kind kind,
                         bool json)
 {
+        if (kind == RELAY_ACTION && a->status == RELAY_OK) {
+                if (json)
+                        puts(line);
+                return action_result(line, !json);
+        }
         if (json)
                 puts(line);
+        else if (kind == RELAY_ACTIONS && a->status == RELAY_OK)
+                print_actions(line);
         else if (kind == RELAY_STATUS && a->status == RELAY_OK)
                 print_status(line);
         else if ((a->status != RELAY_OK && a->status != RELAY_GRANTED) ||
@@ -223,10 +303,28 @@ static int control_send(struct control *c, const char *text, struct umw_error **
 static void show(const char *label, yajl_val tree, const char *key)
 {
         const char *v = umw_json_member_str(tree, key, NULL);
-        if (!v)
+        if (!v || !*v)
                 return;
         printf("  %-10s ", label);
         umw_put_printable(stdout, v, strlen(v), false);
+        putchar('\n');
+}
+
+/* An action's argv as it will run, each element printed safely and
+ * quoted where it holds a space (the human reads what exec gets). */
+static void show_argv(yajl_val t)
+{
+        yajl_val argv = umw_json_member(t, "argv");
+        if (!YAJL_IS_ARRAY(argv))
+                return;
+        printf("  %-10s", "runs:");
+        for (size_t i = 0; i < argv->u.array.len; i++) {
+                const char *a = YAJL_GET_STRING(argv->u.array.values[i]);
+                bool quote = !a || !*a || strpbrk(a, " \t'\"");
+                fputs(quote ? " '" : " ", stdout);
+                umw_put_printable(stdout, a ? a : "", a ? strlen(a) : 0, false);
+                fputs(quote ? "'" : "", stdout);
+        }
         putchar('\n');
 }
 
@@ -243,6 +341,9 @@ static void show_pending(const char *line)
         show("requested:", t, "requested");
         show("mode:", t, "mode");
         show("egress:", t, "rule");
+        show("action:", t, "action");
+        show("about:", t, "description");
+        show_argv(t);
         yajl_val port = umw_json_member(t, "port");
         if (YAJL_IS_INTEGER(port))
                 printf("  %-10s 127.0.0.1 and [::1], port %lld\n",
@@ -294,6 +395,31 @@ int relay_pending(bool json, struct umw_error **err)
         __attribute__((cleanup(control_close))) struct control c = {.fd = -1};
         int r = control_open(&c, err);
         return r < 0 ? r : each_pending(&c, print_pending, &json, err);
+}
+
+int relay_actions(bool json, struct umw_error **err)
+{
+        struct stat st;
+        if (lstat(RELAY_SOCK_INSIDE, &st) == 0) { /* inside a sandbox: its own door */
+                struct relay_request q = {.kind = RELAY_ACTIONS};
+                return relay_request_send(&q, json, err);
+        }
+        __attribute__((cleanup(control_close))) struct control c = {.fd = -1};
+        char *line;
+        size_t len;
+        int r;
+        if ((r = control_open(&c, err)) < 0 ||
+            (r = control_send(&c, "{\"v\":1,\"op\":\"actions\"}\n", err)) < 0)
+                return r;
+        while ((r = next_line(c.l, &line, &len, err)) > 0) {
+                struct relay_answer a;
+                if ((r = relay_answer_parse(line, len, &a, err)) < 0)
+                        return r;
+                if (a.status == RELAY_PENDING)
+                        continue;
+                return final_answer(line, &a, RELAY_ACTIONS, json);
+        }
+        return r < 0 ? r : umw_fail(err, UMW_EXIT_FAILURE, EPIPE, "the relay ended");
 }
 
 /* The control answer to what was just sent: ok, or its reason as error. */

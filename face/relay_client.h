@@ -1,6 +1,7 @@
 /* The relay's clients (umwelt-relay(1)): a request from inside a sandbox
  * (`umwelt-run request`, later the MCP server's asking tools) and the
- * human side on the host (`umwelt-run relay pending|approve|deny|watch`). */
+ * human side on the host (`umwelt-run relay pending|approve|deny|watch`),
+ * and the list of host actions from either side (`relay actions`). */
 #ifndef UMW_FACE_RELAY_CLIENT_H
 #define UMW_FACE_RELAY_CLIENT_H
 
@@ -17,6 +18,7 @@ enum relay_exit {
         RELAY_EXIT_DENIED = 7,
         RELAY_EXIT_TIMEOUT = 8,
         RELAY_EXIT_REFUSED = 9,
+        RELAY_EXIT_ACTION_TIMEOUT = 124, /* an action killed at its timeout, as timeout(1) */
 };
 
 /* Sends q on the sandbox's socket and waits for the final answer (a
@@ -33,6 +35,10 @@ int relay_pending(bool json, struct umw_error **err);
  * bound to its hash; remember: also at the project's next start. */
 int relay_approve_id(const char *id, bool remember, struct umw_error **err);
 int relay_deny_id(const char *id, const char *why, struct umw_error **err);
+/* The host actions this user may ask for: inside a sandbox those offered
+ * in its project (through its door), on the host all of them (through
+ * the control socket); a block each, or the answer's line with json. */
+int relay_actions(bool json, struct umw_error **err);
 /* Shows each pending request as it comes and asks y/a/n on in (a
  * terminal or lines piped in), until in or the relay ends. */
 int relay_watch(FILE *in, struct umw_error **err);

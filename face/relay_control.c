@@ -126,6 +126,9 @@ static void act(struct relay *R, struct relay_control_conn *cc, const struct rel
         case RELAY_OP_DENY:
                 r = relay_deny(R, id, m->why, &err);
                 break;
+        case RELAY_OP_ACTIONS:
+                relay_actions_list(cc->fd, NULL);
+                return; /* the list is the answer */
         }
         relay_reply(cc->fd, m->id[0] ? m->id : NULL, r < 0 ? RELAY_ERROR : RELAY_OK,
                     r < 0 ? err->msg : NULL);

@@ -54,6 +54,14 @@ static void hash_request(struct relay_pending *p, const char *sandbox)
         umw_sha256_init(&c);
         for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
                 umw_sha256_update(&c, parts[i], strlen(parts[i]) + 1);
+        /* An action: its name, the values asked, the argv that would run. */
+        umw_sha256_update(&c, p->q.action, strlen(p->q.action) + 1);
+        for (uint32_t i = 0; i < p->q.n_params; i++) {
+                umw_sha256_update(&c, p->q.params[i].name, strlen(p->q.params[i].name) + 1);
+                umw_sha256_update(&c, p->q.params[i].value, strlen(p->q.params[i].value) + 1);
+        }
+        for (char **a = p->argv; a && *a; a++)
+                umw_sha256_update(&c, *a, strlen(*a) + 1);
         umw_sha256_hex(&c, p->hash);
 }
 
@@ -209,6 +217,18 @@ static int grant_audited(struct relay_sandbox *sb, const struct relay_pending *p
         return 0;
 }
 
+/* What a request is about, for its audit line: the path, the rule, the
+ * action (a port is the caller's default). */
+static void subject(const struct relay_pending *p, const char **key, const char **value)
+{
+        if (p->q.kind == RELAY_GRANT)
+                *key = "path", *value = p->path;
+        else if (p->q.kind == RELAY_EGRESS)
+                *key = "rule", *value = p->q.rule;
+        else if (p->q.kind == RELAY_ACTION)
+                *key = "action", *value = p->q.action;
+}
+
 /* The request's line: what it asks, and how it was decided (rule: the
  * standing rule that allowed it, or NULL when a human is asked). */
 static void audit_request(struct relay_sandbox *sb, const struct relay_pending *p, const char *rule)
@@ -216,15 +236,10 @@ static void audit_request(struct relay_sandbox *sb, const struct relay_pending *
         char id[RELAY_ID_MAX + 1], port[8];
         id_text(p->id, id);
         snprintf(port, sizeof(port), "%u", (unsigned)p->q.port);
-        bool grant = p->q.kind == RELAY_GRANT, egress = p->q.kind == RELAY_EGRESS;
-        const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind),
-                            grant    ? "path"
-                            : egress ? "rule"
-                                     : "port",
-                            grant    ? p->path
-                            : egress ? p->q.rule
-                                     : port,
-                            "mode", p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why,
+        const char *key = "port", *value = port;
+        subject(p, &key, &value);
+        const char *kv[] = {"id", id, "hash", p->hash, "kind", relay_kind_name(p->q.kind), key,
+                            value, "mode", p->q.rw && !p->is_file ? "rw" : "ro", "why", p->q.why,
                             "decision", rule ? "allowed" : "asked",
                             /* asked: the line ends here */
                             rule ? "by" : NULL, "rule", "rule", rule, NULL};
@@ -239,7 +254,7 @@ static void grant_standing(struct relay_conn *c, struct relay_pending *p)
         int r = grant_audited(c->sb, p, &err);
         relay_answer(c, p->id, r < 0 ? RELAY_ERROR : RELAY_GRANTED,
                      r < 0 ? err->msg : "allowed by a standing rule of the user's");
-        free(p);
+        relay_pending_free(p);
 }
 
 static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
@@ -249,7 +264,7 @@ static void ask(struct relay *R, struct relay_conn *c, struct relay_pending *p)
         p->deadline.tv_sec += p->timeout_s ? p->timeout_s : R->o->timeout_s;
         if (relay_pending_add(R, c, p, &err) < 0) {
                 refuse(c, p->id, p->hash, "limit", err->msg);
-                free(p);
+                relay_pending_free(p);
                 return;
         }
         audit_request(c->sb, p, NULL);
@@ -282,7 +297,7 @@ static void decide_grant(struct relay *R, struct relay_conn *c, const struct rel
             (held = held_by(c->sb, p->path))) {
                 hash_request(p, c->sb->id);
                 refuse(c, p->id, p->hash, held ? "held" : rule, held ? held : err->msg);
-                free(p);
+                relay_pending_free(p);
                 return;
         }
         hash_request(p, c->sb->id);
@@ -313,7 +328,7 @@ static void decide_asked(struct relay *R, struct relay_conn *c, const struct rel
         if (workspace_policy(&s, c->sb->workspace, &err) < 0 ||
             check(p, c->sb, &s.view.policy, &rule, &err) < 0) {
                 refuse(c, p->id, p->hash, rule, err->msg);
-                free(p);
+                relay_pending_free(p);
                 return;
         }
         p->timeout_s = s.view.policy.relay_timeout_s;
@@ -514,6 +529,78 @@ static int egress_audited(struct relay_sandbox *sb, const struct relay_pending *
         return 0;
 }
 
+/* ------------------------------------------------------------ actions */
+
+#define BY_TABLE "ask = false in " HOST_ACTIONS_FILE
+
+/* Run at once where the table says ask = false, asked otherwise; refused
+ * without asking when the table, the user, the project or the values do
+ * not allow it. */
+static void decide_action(struct relay *R, struct relay_conn *c, const struct relay_request *q)
+{
+        struct relay_pending *p = new_pending(R, c, q);
+        if (!p)
+                return;
+        _cleanup_error_ struct umw_error *err = NULL;
+        __attribute__((cleanup(host_actions_free))) struct host_actions t = {0};
+        const struct host_action *a = NULL;
+        const char *rule = NULL;
+        int r = relay_action_resolve(R, p, c->sb, &t, &a, &rule, &err);
+        hash_request(p, c->sb->id);
+        if (r < 0) {
+                refuse(c, p->id, p->hash, rule, err->msg);
+                relay_pending_free(p);
+                return;
+        }
+        if (a->ask) {
+                _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+                if (workspace_policy(&s, c->sb->workspace, &err) == 0)
+                        p->timeout_s = s.view.policy.relay_timeout_s;
+                ask(R, c, p);
+                return;
+        }
+        audit_request(c->sb, p, BY_TABLE);
+        if (relay_action_start(R, c, p, a, "table", &err) < 0)
+                relay_answer(c, p->id, RELAY_ERROR, err->msg);
+        relay_pending_free(p);
+}
+
+/* Approved: the table read again, and run only if what would run is what
+ * the human was shown (the request's hash covers the argv). */
+static int run_approved(struct relay *R, struct relay_pending *p, struct umw_error **err)
+{
+        struct relay_conn *c = p->conn;
+        __attribute__((cleanup(host_actions_free))) struct host_actions t = {0};
+        const struct host_action *a = NULL;
+        const char *rule = NULL;
+        char shown[RELAY_HASH_HEX + 1];
+        memcpy(shown, p->hash, sizeof(shown));
+        host_action_argv_free(p->argv);
+        p->argv = NULL;
+        int r = relay_action_resolve(R, p, c->sb, &t, &a, &rule, err);
+        if (r >= 0)
+                hash_request(p, c->sb->id);
+        if (r >= 0 && strcmp(shown, p->hash) != 0)
+                r = umw_fail(err, UMW_EXIT_STATE, ESTALE,
+                             "the host actions table changed since the request was shown: "
+                             "nothing ran");
+        if (r < 0) {
+                char idt[RELAY_ID_MAX + 1];
+                id_text(p->id, idt);
+                const char *kv[] = {"id", idt, "hash", shown, "error", (*err)->msg, NULL};
+                relay_audit(c->sb, "relay-action-failed", kv);
+                relay_pending_drop(R, p, RELAY_ERROR, (*err)->msg);
+                return r;
+        }
+        relay_pending_remove(R, p);
+        if ((r = relay_action_start(R, c, p, a, "human", err)) < 0) {
+                relay_answer(c, p->id, RELAY_ERROR, (*err)->msg);
+                relay_conn_pause(R, c, false);
+        }
+        relay_pending_free(p);
+        return r;
+}
+
 static struct relay_live *live_at(struct relay_sandbox *sb, const char *path)
 {
         for (size_t i = 0; i < sb->n_live; i++)
@@ -642,6 +729,12 @@ void relay_decide(struct relay *R, struct relay_conn *c, const struct relay_requ
         case RELAY_EGRESS:
                 decide_asked(R, c, q, check_egress);
                 break;
+        case RELAY_ACTION:
+                decide_action(R, c, q);
+                break;
+        case RELAY_ACTIONS:
+                relay_actions_list(c->fd, c->sb->workspace);
+                break;
         case RELAY_BAD:
                 break;
         }
@@ -695,6 +788,8 @@ int relay_approve(struct relay *R, uint64_t id, const char *hash, bool remembere
                                  "approved", "by", "human", "remembered", remembered ? "yes" : "no",
                                  NULL};
         relay_audit(p->conn->sb, "relay-decision", decided);
+        if (p->q.kind == RELAY_ACTION)
+                return run_approved(R, p, err);
         int r = remembered ? remember(p->conn->sb, p, err) : 0;
         if (r >= 0)
                 r = grant                       ? grant_audited(p->conn->sb, p, err)

@@ -14,6 +14,7 @@
 #include "face/relay.h"
 #include "face/relay_mount.h"
 #include "face/relay_msg.h"
+#include "policy/host_actions.h"
 
 /* Bounds: a sandbox cannot grow the relay or slow another's requests. */
 #define RELAY_SANDBOXES_MAX 256
@@ -24,6 +25,8 @@
 #define RELAY_CONTROLS_MAX  16
 #define RELAY_CONTROL_LINE  4096
 #define RELAY_ID_LEN        128 /* a container id */
+#define RELAY_RUNS_MAX      64  /* host actions running at once */
+#define RELAY_DESC_MAX      256 /* bytes of an action's description a human is shown */
 
 /* What an epoll event points at: each struct below starts with one. */
 enum relay_ev {
@@ -33,7 +36,8 @@ enum relay_ev {
         EV_CONTROL_LISTEN,
         EV_CONTROL,
         EV_DOOR,
-        EV_CONN
+        EV_CONN,
+        EV_ACTION
 };
 
 struct relay_live {
@@ -63,6 +67,7 @@ struct relay_sandbox {
 };
 
 struct relay_pending;
+struct relay_run;
 
 struct relay_conn {
         enum relay_ev ev; /* EV_CONN: records from its parser */
@@ -70,6 +75,22 @@ struct relay_conn {
         pid_t parser;
         struct relay_sandbox *sb;
         struct relay_pending *waiting; /* its request a human is asked */
+        struct relay_run *running;     /* its host action, running */
+};
+
+/* A host action running under its supervisor (relay_supervise.h). */
+struct relay_run {
+        enum relay_ev ev; /* EV_ACTION: the supervisor's result pipe */
+        int fd;
+        pid_t supervisor;
+        struct relay_conn *conn; /* NULL once the requester went */
+        int audit_fd;            /* the project's audit log (its own fd) */
+        char sandbox[RELAY_ID_LEN];
+        char action[RELAY_ACTION_MAX + 1];
+        char id[RELAY_ID_MAX + 1];
+        char hash[RELAY_HASH_HEX + 1];
+        char *buf; /* the result as read so far */
+        size_t have;
 };
 
 struct relay_pending {
@@ -81,8 +102,10 @@ struct relay_pending {
         dev_t dev; /* ... and its inode then: the one the human is shown */
         ino_t ino;
         char standing[RELAY_PATH_MAX + 1]; /* the user's rule that allows it, or "" */
-        int timeout_s;                     /* the user's relay.timeout, or 0 */
-        struct timespec deadline;          /* CLOCK_MONOTONIC */
+        char **argv;                       /* an action: what runs, as shown */
+        char description[RELAY_DESC_MAX + 1];
+        int timeout_s;            /* the user's relay.timeout, or 0 */
+        struct timespec deadline; /* CLOCK_MONOTONIC */
         struct relay_conn *conn;
 };
 
@@ -106,6 +129,7 @@ struct relay {
         struct relay_conn *conns[RELAY_SANDBOXES_MAX * RELAY_CONNS_PER_SB];
         struct relay_pending *pending[RELAY_SANDBOXES_MAX * RELAY_PENDING_MAX];
         struct relay_control_conn *controls[RELAY_CONTROLS_MAX];
+        struct relay_run *runs[RELAY_RUNS_MAX];
         struct timespec idle_since; /* when the last sandbox went; 0: some run */
         bool ending;                /* the relay is letting go of everything */
 };
@@ -155,11 +179,19 @@ void relay_audit(struct relay_sandbox *sb, const char *event, const char *const 
  * relay's leftover, or one whose connection or relay ended. */
 void relay_audit_denied(struct relay_sandbox *sb, const char *id, const char *hash,
                         const char *why);
+/* Stops (paused) or resumes reading c's records: a connection whose
+ * request waits or runs is not read. */
+void relay_conn_pause(struct relay *R, struct relay_conn *c, bool paused);
+/* Frees a request and what it holds. */
+void relay_pending_free(struct relay_pending *p);
 /* A new pending request for c (the sandbox's limit checked: -EBUSY),
  * waiting until deadline; c stops being read until it is answered. */
 int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pending *p,
                       struct umw_error **err);
 struct relay_pending *relay_pending_find(struct relay *R, uint64_t id);
+/* p is no longer pending (its connection stays paused); the caller
+ * keeps p. */
+void relay_pending_remove(struct relay *R, struct relay_pending *p);
 /* Answers p's connection (when it is still there), resumes reading it,
  * frees p. */
 void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_status status,
@@ -171,6 +203,26 @@ void relay_expire(struct relay *R, struct timespec *next);
 char *relay_pending_line(const struct relay_pending *p, size_t *len);
 /* Tells every watching control client of p. */
 void relay_announce(struct relay *R, const struct relay_pending *p);
+
+/* relay_action.c: host actions. */
+/* The action p asks for, found in the table t loaded here, offered to this
+ * user in sb's project, its argv made from p's parameters (p->argv) and
+ * its description kept; *a the action. Else *rule names what refused it. */
+int relay_action_resolve(struct relay *R, struct relay_pending *p, const struct relay_sandbox *sb,
+                         struct host_actions *t, const struct host_action **a, const char **rule,
+                         struct umw_error **err);
+/* Starts p's action a under a supervisor; c waits for its answer (NULL:
+ * nobody waits). by: who allowed it, for the audit log. */
+int relay_action_start(struct relay *R, struct relay_conn *c, struct relay_pending *p,
+                       const struct host_action *a, const char *by, struct umw_error **err);
+/* The supervisor's result readable: read, and at its end answered and
+ * audited. */
+void relay_action_read(struct relay *R, struct relay_run *run);
+/* The relay ends: every action is ended with it, audited. */
+void relay_actions_end(struct relay *R);
+/* The actions offered to this user (in project; NULL: in any), as the
+ * answer line {"v":1,"status":"ok","actions":[...]} on fd. */
+void relay_actions_list(int fd, const char *project);
 
 /* relay_decide.c: a request from receipt to answer. */
 /* One record from c's parser, answered now or once a human decides. */

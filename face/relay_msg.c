@@ -16,7 +16,7 @@
  * and its string members with the check each must pass. */
 
 #define BIT(i)      (1u << (i))
-#define MEMBERS_MAX 8
+#define MEMBERS_MAX 12
 #define NAME_SHOWN  64 /* bytes of an unknown member's name an error shows */
 
 struct variant {
@@ -33,6 +33,7 @@ struct schema {
         size_t n_variants;
         const char *variant_names; /* "grant, revoke, ..." for errors */
         bool open;                 /* members it does not know are allowed */
+        size_t line_max;           /* bytes a line may take, newline included */
 };
 
 /* A string member: where it goes in its struct (an array of max + 1 bytes)
@@ -166,6 +167,26 @@ static int check_hash(const char *s, size_t max, const struct umw_jloc *at, stru
         return 0;
 }
 
+/* A host action's name, as the table spells them (policy/host_actions.h). */
+static int check_action(const char *s, size_t max, const struct umw_jloc *at,
+                        struct umw_error **err)
+{
+        size_t len = strlen(s);
+        if (len == 0 || len > max || !strchr("abcdefghijklmnopqrstuvwxyz0123456789", s[0]) ||
+            !all_of(s, len, "abcdefghijklmnopqrstuvwxyz0123456789._-"))
+                return refuse(at, err, "expected an action name of 1 to %zu of [a-z0-9._-]", max);
+        return 0;
+}
+
+static int check_param_name(const char *s, size_t max, const struct umw_jloc *at,
+                            struct umw_error **err)
+{
+        size_t len = strlen(s);
+        if (len == 0 || len > max || !all_of(s, len, "abcdefghijklmnopqrstuvwxyz0123456789_"))
+                return refuse(at, err, "expected a parameter name of 1 to %zu of [a-z0-9_]", max);
+        return 0;
+}
+
 /* An answer's reason is shown by the client, which escapes it itself. */
 static int check_reason(const char *s, size_t max, const struct umw_jloc *at,
                         struct umw_error **err)
@@ -216,12 +237,12 @@ static int check_escapes(const char *file, const char *line, size_t len, struct 
 }
 
 /* The line as a tree. A NUL would end the text yajl reads. */
-static int line_tree(const char *file, const char *line, size_t len, yajl_val *tree,
+static int line_tree(const char *file, const char *line, size_t len, size_t max, yajl_val *tree,
                      struct umw_error **err)
 {
-        if (len > RELAY_LINE_MAX - 1)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: longer than %d bytes", file,
-                                RELAY_LINE_MAX);
+        if (len > max - 1)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: longer than %zu bytes", file,
+                                max);
         if (memchr(line, '\0', len))
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: a NUL byte", file);
         int r = check_escapes(file, line, len, err);
@@ -325,7 +346,7 @@ static int message_read(struct message *m, const struct schema *s, const char *l
         for (size_t i = 0; i < s->n_names; i++)
                 m->at[i] = umw_jloc_key(&m->root, s->names[i]);
         int r;
-        if ((r = line_tree(s->file, line, len, &m->tree, err)) < 0 ||
+        if ((r = line_tree(s->file, line, len, s->line_max, &m->tree, err)) < 0 ||
             (r = umw_json_object(m->tree, &m->root, err)) < 0 || (r = collect(m, s, err)) < 0 ||
             (r = check_version(m->value[0], &m->at[0], err)) < 0 ||
             (r = read_variant(m, s, err)) < 0 || (!s->open && (r = refuse_others(m, s, err)) < 0))
@@ -353,12 +374,25 @@ static int read_strings(const struct message *m, const struct string_member *t, 
 
 /* ------------------------------------------------------------ requests */
 
-enum { RQ_V, RQ_KIND, RQ_PATH, RQ_MODE, RQ_RULE, RQ_PORT, RQ_WHY, RQ_TEXT, RQ_N };
+enum {
+        RQ_V,
+        RQ_KIND,
+        RQ_PATH,
+        RQ_MODE,
+        RQ_RULE,
+        RQ_PORT,
+        RQ_WHY,
+        RQ_TEXT,
+        RQ_NAME,
+        RQ_PARAMS,
+        RQ_N
+};
 _Static_assert(RQ_N <= MEMBERS_MAX, "a message's members fit struct message");
 
 static const char *const request_names[RQ_N] = {
-    [RQ_V] = "v",       [RQ_KIND] = "kind", [RQ_PATH] = "path", [RQ_MODE] = "mode",
-    [RQ_RULE] = "rule", [RQ_PORT] = "port", [RQ_WHY] = "why",   [RQ_TEXT] = "text",
+    [RQ_V] = "v",       [RQ_KIND] = "kind",     [RQ_PATH] = "path", [RQ_MODE] = "mode",
+    [RQ_RULE] = "rule", [RQ_PORT] = "port",     [RQ_WHY] = "why",   [RQ_TEXT] = "text",
+    [RQ_NAME] = "name", [RQ_PARAMS] = "params",
 };
 
 static const struct variant kinds[] = {
@@ -373,6 +407,9 @@ static const struct variant kinds[] = {
                        BIT(RQ_PORT) | BIT(RQ_WHY)},
     [RELAY_NOTE] = {"note", "a note request", BIT(RQ_TEXT), BIT(RQ_TEXT)},
     [RELAY_STATUS] = {"status", "a status request", 0, 0},
+    [RELAY_ACTION] = {"action", "an action request", BIT(RQ_NAME) | BIT(RQ_PARAMS) | BIT(RQ_WHY),
+                      BIT(RQ_NAME) | BIT(RQ_WHY)},
+    [RELAY_ACTIONS] = {"actions", "an actions request", 0, 0},
 };
 
 static const struct schema request_schema = {
@@ -381,7 +418,8 @@ static const struct schema request_schema = {
     .n_names = RQ_N,
     .variants = kinds,
     .n_variants = ARRAY_SIZE(kinds),
-    .variant_names = "grant, revoke, egress, ingress, note, status",
+    .variant_names = "grant, revoke, egress, ingress, note, status, action, actions",
+    .line_max = RELAY_LINE_MAX,
 };
 
 static const struct string_member request_strings[] = {
@@ -389,6 +427,7 @@ static const struct string_member request_strings[] = {
     {RQ_RULE, offsetof(struct relay_request, rule), RELAY_RULE_MAX, check_rule},
     {RQ_WHY, offsetof(struct relay_request, why), RELAY_WHY_MAX, check_text},
     {RQ_TEXT, offsetof(struct relay_request, text), RELAY_NOTE_MAX, check_text},
+    {RQ_NAME, offsetof(struct relay_request, action), RELAY_ACTION_MAX, check_action},
 };
 
 const char *relay_kind_name(enum relay_kind kind)
@@ -419,6 +458,47 @@ static int read_port(yajl_val v, const struct umw_jloc *at, uint32_t *port, stru
         return 0;
 }
 
+/* One parameter NAME: "VALUE" into p: a name as the table spells them, a
+ * value of text (no control character: a newline is refused here). */
+static int read_param(const char *name, yajl_val v, const struct umw_jloc *at,
+                      struct relay_param *p, struct umw_error **err)
+{
+        char shown[NAME_SHOWN];
+        struct umw_jloc key = umw_jloc_key(at, shown_name(name, shown));
+        const char *value = NULL;
+        int r;
+        if ((r = check_param_name(name, RELAY_PARAM_NAME_MAX, &key, err)) < 0 ||
+            (r = umw_json_string(v, &key, &value, err)) < 0 ||
+            (r = check_text(value, RELAY_PARAM_MAX, &key, err)) < 0)
+                return r;
+        memcpy(p->name, name, strlen(name) + 1);
+        memcpy(p->value, value, strlen(value) + 1);
+        return 0;
+}
+
+/* "params": an object of at most RELAY_PARAMS_MAX names, each once. */
+static int read_params(yajl_val v, const struct umw_jloc *at, struct relay_request *q,
+                       struct umw_error **err)
+{
+        if (!v)
+                return 0;
+        int r = umw_json_object(v, at, err);
+        if (r < 0)
+                return r;
+        if (v->u.object.len > RELAY_PARAMS_MAX)
+                return refuse(at, err, "expected at most %d parameters", RELAY_PARAMS_MAX);
+        for (size_t i = 0; i < v->u.object.len; i++) {
+                const char *name = v->u.object.keys[i];
+                for (size_t k = 0; k < i; k++)
+                        if (strcmp(v->u.object.keys[k], name) == 0)
+                                return refuse(at, err, "a parameter given twice");
+                if ((r = read_param(name, v->u.object.values[i], at, &q->params[i], err)) < 0)
+                        return r;
+                q->n_params++;
+        }
+        return 0;
+}
+
 static int request_read(const char *line, size_t len, struct relay_request *q,
                         struct umw_error **err)
 {
@@ -427,7 +507,8 @@ static int request_read(const char *line, size_t len, struct relay_request *q,
         if ((r = message_read(&m, &request_schema, line, len, err)) < 0 ||
             (r = read_strings(&m, request_strings, ARRAY_SIZE(request_strings), q, err)) < 0 ||
             (r = read_mode(m.value[RQ_MODE], &m.at[RQ_MODE], &q->rw, err)) < 0 ||
-            (r = read_port(m.value[RQ_PORT], &m.at[RQ_PORT], &q->port, err)) < 0)
+            (r = read_port(m.value[RQ_PORT], &m.at[RQ_PORT], &q->port, err)) < 0 ||
+            (r = read_params(m.value[RQ_PARAMS], &m.at[RQ_PARAMS], q, err)) < 0)
                 return r;
         q->kind = (uint32_t)m.variant;
         return 0;
@@ -460,6 +541,31 @@ static int check_string(const struct relay_request *q, const struct string_membe
         return 0;
 }
 
+/* The parameters of a record: only an action's, each terminated, named
+ * and valued as the parser leaves them, no name twice. */
+static int check_params(const struct relay_request *q, const struct umw_jloc *root,
+                        struct umw_error **err)
+{
+        struct umw_jloc at = umw_jloc_key(root, "params");
+        if (q->n_params > (q->kind == RELAY_ACTION ? RELAY_PARAMS_MAX : 0))
+                return refuse(&at, err, "expected at most %d parameters, for an action only",
+                              RELAY_PARAMS_MAX);
+        for (uint32_t i = 0; i < q->n_params; i++) {
+                const struct relay_param *p = &q->params[i];
+                int r;
+                if (!memchr(p->name, '\0', sizeof(p->name)) ||
+                    !memchr(p->value, '\0', sizeof(p->value)))
+                        return refuse(&at, err, "parameter %u is not terminated", i);
+                if ((r = check_param_name(p->name, RELAY_PARAM_NAME_MAX, &at, err)) < 0 ||
+                    (r = check_text(p->value, RELAY_PARAM_MAX, &at, err)) < 0)
+                        return r;
+                for (uint32_t k = 0; k < i; k++)
+                        if (strcmp(q->params[k].name, p->name) == 0)
+                                return refuse(&at, err, "a parameter given twice");
+        }
+        return 0;
+}
+
 int relay_request_check(const struct relay_request *q, struct umw_error **err)
 {
         struct umw_jloc root, at;
@@ -483,7 +589,7 @@ int relay_request_check(const struct relay_request *q, struct umw_error **err)
                 return refuse(&at, err, "expected %s",
                               q->kind == RELAY_INGRESS ? "a port from 1 to 65535" : "0");
         }
-        return 0;
+        return check_params(q, &root, err);
 }
 
 /* A string member, unless it is empty (not taken, or an optional one left out). */
@@ -514,6 +620,14 @@ int relay_request_format(const struct relay_request *q, char **out, size_t *len,
         gen_str(g, "rule", q->rule);
         if (q->kind == RELAY_INGRESS)
                 umw_jgen_key_int(g, "port", q->port);
+        gen_str(g, "name", q->action);
+        if (q->n_params) {
+                umw_jgen_key(g, "params");
+                yajl_gen_map_open(g);
+                for (uint32_t i = 0; i < q->n_params; i++)
+                        umw_jgen_key_str(g, q->params[i].name, q->params[i].value);
+                yajl_gen_map_close(g);
+        }
         gen_str(g, "why", q->why);
         gen_str(g, "text", q->text);
         yajl_gen_map_close(g);
@@ -559,6 +673,7 @@ static const struct schema answer_schema = {
     .n_variants = ARRAY_SIZE(statuses),
     .variant_names = "pending, ok, granted, denied, timeout, refused, error",
     .open = true,
+    .line_max = RELAY_ANSWER_MAX,
 };
 
 static const struct string_member answer_strings[] = {
@@ -605,6 +720,7 @@ static const struct variant ops[] = {
     [RELAY_OP_APPROVE] = {"approve", "an approve message",
                           BIT(CT_ID) | BIT(CT_HASH) | BIT(CT_REMEMBER), BIT(CT_ID) | BIT(CT_HASH)},
     [RELAY_OP_DENY] = {"deny", "a deny message", BIT(CT_ID) | BIT(CT_WHY), BIT(CT_ID)},
+    [RELAY_OP_ACTIONS] = {"actions", "an actions message", 0, 0},
 };
 
 static const struct schema control_schema = {
@@ -613,7 +729,8 @@ static const struct schema control_schema = {
     .n_names = CT_N,
     .variants = ops,
     .n_variants = ARRAY_SIZE(ops),
-    .variant_names = "pending, watch, adopt, approve, deny",
+    .variant_names = "pending, watch, adopt, approve, deny, actions",
+    .line_max = RELAY_LINE_MAX,
 };
 
 static const struct string_member control_strings[] = {

@@ -5,12 +5,17 @@
  *   sandbox -> relay  a request:  {"v":1,"kind":"grant","path":"/srv/data",
  *                     "mode":"ro","why":"..."}; kinds grant (path, mode "ro"
  *                     or "rw", why), revoke (path, why optional), egress
- *                     (rule, why), ingress (port, why), note (text), status.
+ *                     (rule, why), ingress (port, why), note (text), status,
+ *                     action (name, params {"NAME":"VALUE",...}, why),
+ *                     actions.
  *   relay -> sandbox  answers: {"v":1,"id":"7","status":"pending"} while a
  *                     human decides, then one final {"v":1,"id":"7",
  *                     "status":"granted","reason":"..."}; status "ok" for a
- *                     note, and for status with "grants", "egress", "ports".
- *   human -> relay    control: {"v":1,"op":"pending"|"watch"|"adopt"}, or
+ *                     note, and for status with "grants", "egress", "ports";
+ *                     an action's adds how it ran (exit_status, signal,
+ *                     timed_out, duration_ms, stdout, stderr, ...), actions'
+ *                     the list ("actions").
+ *   human -> relay    control: {"v":1,"op":"pending"|"watch"|"adopt"|"actions"}, or
  *                     {"v":1,"op":"approve","id":"7","hash":"<sha256 hex>",
  *                     "remember":false}, {"v":1,"op":"deny","id":"7",
  *                     "why":"..."}.
@@ -30,16 +35,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/host_actions.h"
+
 struct umw_error;
 
 #define RELAY_VERSION  1
 #define RELAY_LINE_MAX 65536 /* bytes a message may take, newline included */
-#define RELAY_PATH_MAX 4095  /* bytes of a path, as PATH_MAX without its NUL */
-#define RELAY_RULE_MAX 512   /* an egress rule: host[:port][/path-glob] */
-#define RELAY_WHY_MAX  1024  /* the agent's reason, a denial's reason */
-#define RELAY_NOTE_MAX 4096
-#define RELAY_ID_MAX   20 /* a request id: decimal digits */
-#define RELAY_HASH_HEX 64 /* a request's SHA-256, lowercase hex */
+/* An answer may carry an action's output (two streams of at most
+ * HOST_ACTION_OUTPUT_MAX bytes, escaped at most twice over). */
+#define RELAY_ANSWER_MAX (4 * HOST_ACTION_OUTPUT_MAX + RELAY_LINE_MAX)
+#define RELAY_PATH_MAX   4095 /* bytes of a path, as PATH_MAX without its NUL */
+#define RELAY_RULE_MAX   512  /* an egress rule: host[:port][/path-glob] */
+#define RELAY_WHY_MAX    1024 /* the agent's reason, a denial's reason */
+#define RELAY_NOTE_MAX   4096
+#define RELAY_ID_MAX     20 /* a request id: decimal digits */
+#define RELAY_HASH_HEX   64 /* a request's SHA-256, lowercase hex */
+/* An action request: the action's name and its parameters' values. */
+#define RELAY_ACTION_MAX     HOST_ACTION_NAME_MAX
+#define RELAY_PARAMS_MAX     HOST_ACTION_PARAMS_MAX
+#define RELAY_PARAM_NAME_MAX HOST_ACTION_PARAM_MAX
+#define RELAY_PARAM_MAX      HOST_ACTION_VALUE_MAX
 
 enum relay_kind {
         RELAY_BAD = 0, /* not a request: error says why (child -> monitor only) */
@@ -49,6 +64,13 @@ enum relay_kind {
         RELAY_INGRESS,
         RELAY_NOTE,
         RELAY_STATUS,
+        RELAY_ACTION,  /* run a host action (policy/host_actions.h) */
+        RELAY_ACTIONS, /* the host actions offered to this sandbox */
+};
+
+struct relay_param {
+        char name[RELAY_PARAM_NAME_MAX + 1];
+        char value[RELAY_PARAM_MAX + 1];
 };
 
 /* A request as the monitor gets it: every string NUL-terminated inside its
@@ -61,6 +83,9 @@ struct relay_request {
         char rule[RELAY_RULE_MAX + 1];
         char why[RELAY_WHY_MAX + 1];
         char text[RELAY_NOTE_MAX + 1]; /* note's text; RELAY_BAD: the error line */
+        char action[RELAY_ACTION_MAX + 1];
+        uint32_t n_params;
+        struct relay_param params[RELAY_PARAMS_MAX];
 };
 
 /* The kind's name in the protocol ("grant" ...), or NULL. */
@@ -120,6 +145,7 @@ enum relay_op {
         RELAY_OP_ADOPT,
         RELAY_OP_APPROVE,
         RELAY_OP_DENY,
+        RELAY_OP_ACTIONS, /* the host actions offered to this user */
 };
 
 /* A control message from the human side. */

@@ -30,7 +30,7 @@ int relay_watch(struct relay *R, int fd, void *ptr, struct umw_error **err)
 
 /* A connection whose request waits is not read (level-triggered: it would
  * wake the loop for ever); its hang-up still is. */
-static void pause_conn(struct relay *R, struct relay_conn *c, bool paused)
+void relay_conn_pause(struct relay *R, struct relay_conn *c, bool paused)
 {
         struct epoll_event e = {.events = paused ? 0 : EPOLLIN, .data.ptr = c};
         (void)epoll_ctl(R->epfd, EPOLL_CTL_MOD, c->records, &e);
@@ -191,7 +191,7 @@ int relay_pending_add(struct relay *R, struct relay_conn *c, struct relay_pendin
                 p->conn = c;
                 c->waiting = p;
                 c->sb->pending++;
-                pause_conn(R, c, true);
+                relay_conn_pause(R, c, true);
                 pending_record(R, c->sb);
                 return 0;
         }
@@ -206,8 +206,14 @@ struct relay_pending *relay_pending_find(struct relay *R, uint64_t id)
         return NULL;
 }
 
-void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_status status,
-                        const char *reason)
+void relay_pending_free(struct relay_pending *p)
+{
+        if (p)
+                host_action_argv_free(p->argv);
+        free(p);
+}
+
+void relay_pending_remove(struct relay *R, struct relay_pending *p)
 {
         for (size_t i = 0; i < ARRAY_SIZE(R->pending); i++)
                 if (R->pending[i] == p)
@@ -216,9 +222,16 @@ void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_sta
         c->sb->pending--;
         c->waiting = NULL;
         pending_record(R, c->sb);
+}
+
+void relay_pending_drop(struct relay *R, struct relay_pending *p, enum relay_status status,
+                        const char *reason)
+{
+        struct relay_conn *c = p->conn;
+        relay_pending_remove(R, p);
         relay_answer(c, p->id, status, reason);
-        pause_conn(R, c, false);
-        free(p);
+        relay_conn_pause(R, c, false);
+        relay_pending_free(p);
 }
 
 static bool passed(const struct timespec *deadline, const struct timespec *now)
@@ -255,6 +268,24 @@ void relay_expire(struct relay *R, struct timespec *next)
         }
 }
 
+/* An action as the human approves it: its name and description, the
+ * values asked, and the argv that will run. */
+static void gen_action(yajl_gen g, const struct relay_pending *p)
+{
+        umw_jgen_key_str(g, "action", p->q.action);
+        umw_jgen_key_str(g, "description", p->description);
+        umw_jgen_key(g, "params");
+        yajl_gen_map_open(g);
+        for (uint32_t i = 0; i < p->q.n_params; i++)
+                umw_jgen_key_str(g, p->q.params[i].name, p->q.params[i].value);
+        yajl_gen_map_close(g);
+        umw_jgen_key(g, "argv");
+        yajl_gen_array_open(g);
+        for (char **a = p->argv; a && *a; a++)
+                umw_jgen_str(g, *a);
+        yajl_gen_array_close(g);
+}
+
 char *relay_pending_line(const struct relay_pending *p, size_t *len)
 {
         yajl_gen g = umw_jgen_new(false);
@@ -280,6 +311,8 @@ char *relay_pending_line(const struct relay_pending *p, size_t *len)
                 umw_jgen_key_int(g, "port", p->q.port);
         if (p->q.kind == RELAY_EGRESS)
                 umw_jgen_key_str(g, "rule", p->q.rule);
+        if (p->q.kind == RELAY_ACTION)
+                gen_action(g, p);
         umw_jgen_key_str(g, "why", p->q.why);
         umw_jgen_key_int(g, "expires_in", (long long)(p->deadline.tv_sec - now.tv_sec));
         yajl_gen_map_close(g);

@@ -6,6 +6,7 @@
 #include "face/layer.h"
 #include "face/relay.h"
 #include "face/remembered.h"
+#include "policy/host_actions.h"
 #include "policy/paths.h"
 #include "netns/tls_paths.h"
 #include "runtime/init.h"
@@ -296,7 +297,17 @@ static int compose(struct sandbox *s, const struct sandbox_opts *o, bool long_li
         _cleanup_free_ char *state = NULL;
         struct stat st;
         umw_state_dir(NULL, &state, &no_home);
-        const char *hidden[] = {state && stat(state, &st) == 0 ? state : NULL, NULL};
+        /* And root's policy directory, the table of host actions in it:
+         * what the host would run is none of the agent's business (`relay
+         * actions` lists what it may ask for). The directory, not the
+         * file: an editor that renames a new file over the old takes a
+         * mount on the old one away in every namespace. */
+        const char *hidden[3] = {0};
+        size_t n_hidden = 0;
+        if (state && stat(state, &st) == 0)
+                hidden[n_hidden++] = state;
+        if (stat(HOST_ACTIONS_DIR, &st) == 0)
+                hidden[n_hidden++] = HOST_ACTIONS_DIR;
         _cleanup_free_ char *grants = grants_json(&s->view.grants);
         if (!grants)
                 return umw_fail_sys(err, ENOMEM, "annotations");

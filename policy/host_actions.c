@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ACTIONS_DIR  "/etc/umwelt"
 #define DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEFAULT_LANG "LANG=C.UTF-8"
 
@@ -132,10 +131,10 @@ static int read_timeout(const struct reader *rd, const struct toml_value *t, uns
         char *end = NULL;
         errno = 0;
         unsigned long long n = strtoull(v->string, &end, 10);
-        unsigned long long scale = strcmp(end, "ms") == 0 ? 1
-                                   : strcmp(end, "s") == 0  ? 1000
-                                   : strcmp(end, "m") == 0  ? 60000
-                                                            : 0;
+        unsigned long long scale = strcmp(end, "ms") == 0  ? 1
+                                   : strcmp(end, "s") == 0 ? 1000
+                                   : strcmp(end, "m") == 0 ? 60000
+                                                           : 0;
         if (v->string[0] < '0' || v->string[0] > '9' || errno || !scale || n == 0 ||
             n > HOST_ACTION_TIMEOUT_MAX / scale)
                 return at(rd, v, "timeout",
@@ -181,8 +180,7 @@ static int read_params(const struct reader *rd, const struct toml_value *t, stru
                         return r;
                 for (const char *const *v = q->values; *v; v++)
                         if (strlen(*v) < 1 || strlen(*v) > HOST_ACTION_VALUE_MAX)
-                                return at(rd, e->value, e->key,
-                                          "expected values of 1 to %d bytes",
+                                return at(rd, e->value, e->key, "expected values of 1 to %d bytes",
                                           HOST_ACTION_VALUE_MAX);
         }
         return 0;
@@ -286,13 +284,11 @@ static int read_name(const struct reader *rd, const struct toml_value *t, struct
 
 static int read_action(const struct reader *rd, const struct toml_value *t, struct host_action *a)
 {
-        static const char *const keys[] = {"name",   "description",  "argv",        "timeout",
-                                           "users",  "projects",     "ask",         "cwd",
-                                           "env",    "output_limit", "concurrency", "params",
-                                           NULL};
+        static const char *const keys[] = {
+            "name", "description", "argv",         "timeout",     "users",  "projects", "ask",
+            "cwd",  "env",         "output_limit", "concurrency", "params", NULL};
         int64_t limit = HOST_ACTION_OUTPUT_DEF, concurrency = 1;
-        *a = (struct host_action){
-            .timeout_ms = 30000, .ask = true, .cwd = "/", .description = ""};
+        *a = (struct host_action){.timeout_ms = 30000, .ask = true, .cwd = "/", .description = ""};
         int r;
         if ((r = toml_check_keys(t, keys, rd->file, rd->err)) < 0 ||
             (r = read_name(rd, t, a)) < 0 ||
@@ -310,8 +306,8 @@ static int read_action(const struct reader *rd, const struct toml_value *t, stru
             (r = toml_get_string(t, "cwd", rd->file, &a->cwd, rd->err)) < 0 ||
             (r = absolute(rd, t, "cwd", a->cwd)) < 0 ||
             (r = bounded_int(rd, t, "output_limit", 0, HOST_ACTION_OUTPUT_MAX, &limit)) < 0 ||
-            (r = bounded_int(rd, t, "concurrency", 1, HOST_ACTION_CONCURRENCY_MAX,
-                             &concurrency)) < 0 ||
+            (r = bounded_int(rd, t, "concurrency", 1, HOST_ACTION_CONCURRENCY_MAX, &concurrency)) <
+                0 ||
             (r = read_params(rd, t, a)) < 0 || (r = read_env(rd, t, a)) < 0 ||
             (r = check_argv(rd, t, a)) < 0)
                 return r;
@@ -384,12 +380,13 @@ static int check_owner(int fd, const char *path, bool dir, struct umw_error **er
 int host_actions_load(struct host_actions *out, struct umw_error **err)
 {
         *out = (struct host_actions){0};
-        _cleanup_close_ int dir = open(ACTIONS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int dir =
+            open(HOST_ACTIONS_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dir < 0 && errno == ENOENT)
                 return 0;
         if (dir < 0)
-                return umw_fail_errno(err, "open %s", ACTIONS_DIR);
-        int r = check_owner(dir, ACTIONS_DIR, true, err);
+                return umw_fail_errno(err, "open %s", HOST_ACTIONS_DIR);
+        int r = check_owner(dir, HOST_ACTIONS_DIR, true, err);
         if (r < 0)
                 return r;
         /* O_NONBLOCK: a FIFO planted under the name must not hang the open. */
@@ -424,10 +421,14 @@ static bool listed(const char *const *list, const char *s)
         return false;
 }
 
+bool host_action_for_user(const struct host_action *a, const char *user)
+{
+        return !a->users || listed(a->users, user);
+}
+
 bool host_action_offered(const struct host_action *a, const char *user, const char *project)
 {
-        return (!a->users || listed(a->users, user)) &&
-               (!a->projects || listed(a->projects, project));
+        return host_action_for_user(a, user) && (!a->projects || listed(a->projects, project));
 }
 
 /* ------------------------------------------------------------ a run's argv */
@@ -452,12 +453,11 @@ static int check_args(const struct host_action *a, const struct host_action_arg 
                                         "action %s: no parameter '%s'", a->name, args[i].name);
                 if (arg_value(args, i, args[i].name))
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "action %s: parameter '%s' given twice", a->name,
-                                        p->name);
+                                        "action %s: parameter '%s' given twice", a->name, p->name);
                 if (!listed(p->values, args[i].value))
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                        "action %s: parameter '%s': not one of its values",
-                                        a->name, p->name);
+                                        "action %s: parameter '%s': not one of its values", a->name,
+                                        p->name);
         }
         for (size_t i = 0; i < a->n_params; i++)
                 if (!arg_value(args, n, a->params[i].name))
@@ -468,8 +468,8 @@ static int check_args(const struct host_action *a, const struct host_action_arg 
 }
 
 /* One argv element with its placeholders replaced (malloc'd). */
-static char *expand(const struct host_action *a, const char *s,
-                    const struct host_action_arg *args, size_t n)
+static char *expand(const struct host_action *a, const char *s, const struct host_action_arg *args,
+                    size_t n)
 {
         char *out = NULL;
         size_t len = 0;

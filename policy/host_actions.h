@@ -30,16 +30,17 @@
 
 struct umw_error;
 
-#define HOST_ACTIONS_FILE        "/etc/umwelt/host-actions.toml"
-#define HOST_ACTION_NAME_MAX     64
-#define HOST_ACTION_PARAMS_MAX   8
-#define HOST_ACTION_PARAM_MAX    32   /* bytes of a parameter's name */
-#define HOST_ACTION_VALUE_MAX    256  /* bytes of one of its values */
-#define HOST_ACTION_ARGV_MAX     64
-#define HOST_ACTION_ENV_MAX      32
-#define HOST_ACTION_TIMEOUT_MAX  3600000 /* ms: an hour */
-#define HOST_ACTION_OUTPUT_MAX   32768   /* bytes of each stream an answer carries */
-#define HOST_ACTION_OUTPUT_DEF   16384
+#define HOST_ACTIONS_DIR            "/etc/umwelt"
+#define HOST_ACTIONS_FILE           HOST_ACTIONS_DIR "/host-actions.toml"
+#define HOST_ACTION_NAME_MAX        64
+#define HOST_ACTION_PARAMS_MAX      8
+#define HOST_ACTION_PARAM_MAX       32  /* bytes of a parameter's name */
+#define HOST_ACTION_VALUE_MAX       256 /* bytes of one of its values */
+#define HOST_ACTION_ARGV_MAX        64
+#define HOST_ACTION_ENV_MAX         32
+#define HOST_ACTION_TIMEOUT_MAX     3600000 /* ms: an hour */
+#define HOST_ACTION_OUTPUT_MAX      32768   /* bytes of each stream an answer carries */
+#define HOST_ACTION_OUTPUT_DEF      16384
 #define HOST_ACTION_CONCURRENCY_MAX 16
 
 struct host_action_param {
@@ -78,8 +79,10 @@ int host_actions_load(struct host_actions *out, struct umw_error **err);
 void host_actions_free(struct host_actions *t);
 
 const struct host_action *host_actions_find(const struct host_actions *t, const char *name);
-/* Whether a is offered to user (a name, or NULL) in project (a workspace). */
+/* Whether a is offered to user (a name, or NULL) in project (a workspace),
+ * and to user in some project. */
 bool host_action_offered(const struct host_action *a, const char *user, const char *project);
+bool host_action_for_user(const struct host_action *a, const char *user);
 
 /* A request's parameters: name and value, as the sandbox sent them. */
 struct host_action_arg {

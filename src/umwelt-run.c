@@ -73,6 +73,7 @@ static const struct verb verbs[] = {
      "request grant PATH [--rw] --why TEXT [--json]\n"
      "       request egress RULE --why TEXT [--json]\n"
      "       request ingress PORT --why TEXT [--json]\n"
+     "       request action NAME [--param NAME=VALUE]... --why TEXT [--json]\n"
      "       request revoke PATH [--json]\n"
      "       request note TEXT [--json]\n"
      "       request status [--json]"},
@@ -80,7 +81,8 @@ static const struct verb verbs[] = {
      "relay pending [--json]\n"
      "       relay approve ID [--remember]\n"
      "       relay deny ID [--why TEXT]\n"
-     "       relay watch"},
+     "       relay watch\n"
+     "       relay actions [--json]"},
 };
 
 static void print_help(void)

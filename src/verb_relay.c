@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 256, OPT_RW, OPT_WHY, OPT_REMEMBER };
+enum { OPT_JSON = 256, OPT_RW, OPT_WHY, OPT_REMEMBER, OPT_PARAM };
 
 struct request_args {
         bool json, rw;
         const char *why;
+        const char *params[RELAY_PARAMS_MAX]; /* --param NAME=VALUE */
+        size_t n_params;
 };
 
 static int parse_request(int argc, char **argv, struct request_args *a, struct umw_error **err)
@@ -24,6 +26,7 @@ static int parse_request(int argc, char **argv, struct request_args *a, struct u
             {"json", no_argument, NULL, OPT_JSON},
             {"rw", no_argument, NULL, OPT_RW},
             {"why", required_argument, NULL, OPT_WHY},
+            {"param", required_argument, NULL, OPT_PARAM},
             {0},
         };
         /* Options after the arguments too: a fresh, permuting scan of what
@@ -38,6 +41,11 @@ static int parse_request(int argc, char **argv, struct request_args *a, struct u
                         a->rw = true;
                 else if (c == OPT_WHY)
                         a->why = optarg;
+                else if (c == OPT_PARAM && a->n_params < RELAY_PARAMS_MAX)
+                        a->params[a->n_params++] = optarg;
+                else if (c == OPT_PARAM)
+                        return opts_usage_error(err, "request", "--param: at most %d",
+                                                RELAY_PARAMS_MAX);
                 else
                         return opts_usage_error(err, "request", "unknown option '%s'",
                                                 argv[optind]);
@@ -84,6 +92,25 @@ static int rule_of(const char *s, char rule[static RELAY_RULE_MAX + 1], struct u
         return 0;
 }
 
+/* ACTION and its --param NAME=VALUE list. */
+static int action_of(const char *name, const struct request_args *a, struct relay_request *q,
+                     struct umw_error **err)
+{
+        int r = put(q->action, RELAY_ACTION_MAX, name, "ACTION", err);
+        for (size_t i = 0; r >= 0 && i < a->n_params; i++) {
+                const char *eq = strchr(a->params[i], '=');
+                if (!eq || eq == a->params[i] || (size_t)(eq - a->params[i]) > RELAY_PARAM_NAME_MAX)
+                        return opts_usage_error(err, "request",
+                                                "--param: expected NAME=VALUE, "
+                                                "found '%s'",
+                                                a->params[i]);
+                memcpy(q->params[i].name, a->params[i], (size_t)(eq - a->params[i]));
+                r = put(q->params[i].value, RELAY_PARAM_MAX, eq + 1, "--param's VALUE", err);
+                q->n_params++;
+        }
+        return r;
+}
+
 /* The request the arguments say, checked as the relay will check it. */
 static int build(const char *kind, const char *arg, const struct request_args *a,
                  struct relay_request *q, struct umw_error **err)
@@ -108,6 +135,11 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 if (!a->why)
                         return opts_usage_error(err, "request", "egress: expected --why TEXT");
                 r = rule_of(arg, q->rule, err);
+        } else if (strcmp(kind, "action") == 0) {
+                q->kind = RELAY_ACTION;
+                if (!a->why)
+                        return opts_usage_error(err, "request", "action: expected --why TEXT");
+                r = action_of(arg, a, q, err);
         } else if (strcmp(kind, "revoke") == 0) {
                 q->kind = RELAY_REVOKE;
         } else if (strcmp(kind, "note") == 0) {
@@ -117,12 +149,14 @@ static int build(const char *kind, const char *arg, const struct request_args *a
                 q->kind = RELAY_STATUS;
         } else {
                 return opts_usage_error(err, "request",
-                                        "expected grant, egress, ingress, revoke, note or "
-                                        "status, found '%s'",
+                                        "expected grant, egress, ingress, action, revoke, "
+                                        "note or status, found '%s'",
                                         kind);
         }
         if (r >= 0 && (q->kind == RELAY_GRANT || q->kind == RELAY_REVOKE))
                 r = put(q->path, RELAY_PATH_MAX, arg, "PATH", err);
+        if (r >= 0 && a->n_params && q->kind != RELAY_ACTION)
+                return opts_usage_error(err, "request", "--param: for an action only");
         if (r >= 0 && a->why && q->kind != RELAY_NOTE && q->kind != RELAY_STATUS)
                 r = put(q->why, RELAY_WHY_MAX, a->why, "--why", err);
         if (r >= 0 && (r = relay_request_check(q, err)) < 0)
@@ -138,8 +172,8 @@ VERB(request)
         struct request_args a = {0};
         if (argc < 2 || argv[1][0] == '-')
                 return opts_usage_error(err, "request",
-                                        "expected grant, egress, ingress, revoke, note or "
-                                        "status");
+                                        "expected grant, egress, ingress, action, revoke, "
+                                        "note or status");
         int r = parse_request(argc, argv, &a, err);
         if (r < 0)
                 return r;
@@ -152,7 +186,8 @@ VERB(request)
         return relay_request_send(&q, a.json, err);
 }
 
-/* relay pending [--json] | approve ID [--remember] | deny ID [--why TEXT] | watch */
+/* relay pending [--json] | approve ID [--remember] | deny ID [--why TEXT] | watch |
+ * actions [--json] */
 VERB(relay)
 {
         (void)g;
@@ -168,7 +203,7 @@ VERB(relay)
         opterr = 0;
         int c, r;
         while ((c = getopt_long(argc - 1, argv + 1, "", longopts, NULL)) != -1) {
-                if (c == OPT_JSON && strcmp(sub, "pending") == 0)
+                if (c == OPT_JSON && (strcmp(sub, "pending") == 0 || strcmp(sub, "actions") == 0))
                         json = true;
                 else if (c == OPT_WHY && strcmp(sub, "deny") == 0)
                         why = optarg;
@@ -189,6 +224,8 @@ VERB(relay)
                 return relay_deny_id(argv[first], why, err);
         if (strcmp(sub, "watch") == 0)
                 return relay_watch(stdin, err);
-        return opts_usage_error(err, "relay",
-                                "expected pending, approve, deny or watch, found '%s'", sub);
+        if (strcmp(sub, "actions") == 0)
+                return relay_actions(json, err);
+        return opts_usage_error(
+            err, "relay", "expected pending, approve, deny, watch or actions, found '%s'", sub);
 }

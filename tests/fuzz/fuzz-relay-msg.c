@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         err = NULL;
         r = relay_control_parse(line, size, &c, &err);
         one_line(r, err);
-        if (r == 0 && (c.op < RELAY_OP_PENDING || c.op > RELAY_OP_DENY))
+        if (r == 0 && (c.op < RELAY_OP_PENDING || c.op > RELAY_OP_ACTIONS))
                 abort();
         return 0;
 }

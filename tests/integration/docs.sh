@@ -55,7 +55,8 @@ MAN5=$UMW_SRCDIR/man/umwelt.toml.5.scd
 # Every keys[] table a TOML reader checks, as "SECTION<TAB>KEY": the
 # function holding the table says the layer and table (a reader this map
 # does not know fails the test: document its keys, then add it here).
-accepted=$("$PY" - "$UMW_SRCDIR/policy/config.c" "$UMW_SRCDIR/netns/gateway_policy.c" <<'PY'
+accepted=$("$PY" - "$UMW_SRCDIR/policy/config.c" "$UMW_SRCDIR/netns/gateway_policy.c" \
+        "$UMW_SRCDIR/policy/host_actions.c" <<'PY'
 import re, sys
 where = {
     ("config.c", "load_floor"): ("FLOOR", ""),
@@ -70,6 +71,9 @@ where = {
     ("config.c", "load_relay"): ("USER CONFIG", "relay."),
     # The gateway's --policy files: the project's [egress] table.
     ("gateway_policy.c", "load_file"): ("PROJECT CONFIG", "egress."),
+    # /etc/umwelt/host-actions.toml: [[action]] tables.
+    ("host_actions.c", "read_table"): ("HOST ACTIONS", ""),
+    ("host_actions.c", "read_action"): ("HOST ACTIONS", "action."),
 }
 for path in sys.argv[1:]:
     text = open(path).read()
@@ -99,7 +103,7 @@ while IFS=$'\t' read -r section key; do
                 "$(page_keys "$section" | grep -qxF -- "$key" && echo yes)" \
                 "add a line '*$key* = TYPE' under '# $section' in man/umwelt.toml.5.scd"
 done < <(sort -u <<<"$accepted")
-for section in FLOOR "USER CONFIG" "PROJECT CONFIG"; do
+for section in FLOOR "USER CONFIG" "PROJECT CONFIG" "HOST ACTIONS"; do
         for key in $(page_keys "$section"); do
                 t_eq "umwelt.toml(5) $section: '$key' is a key the code accepts" yes \
                         "$(grep -qxF -- "$section"$'\t'"$key" <<<"$accepted" && echo yes)"

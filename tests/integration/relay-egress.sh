@@ -16,8 +16,8 @@ t_test_user
 SPY=/usr/bin/python3 # the host's, visible inside
 . "$(dirname "$0")/helpers/netscene.sh"
 floor 'limits_best_effort = true'
+. "$(dirname "$0")/helpers/relay-lib.sh"
 
-WHO=root
 # S ARGS...: umwelt-run as WHO, in the scene's host namespace.
 S() { if [[ $WHO == root ]]; then rumw "$@"; else uumw "$@"; fi; }
 # relay_launch PIDFILE: the relay as WHO there too, so that the gateway it
@@ -33,7 +33,6 @@ relay_launch() {
                         2>>"$T_TMP/relay-user.log" &
         fi
 }
-. "$(dirname "$0")/helpers/relay-lib.sh"
 
 relay_egress_cleanup() {
         local p
@@ -178,7 +177,8 @@ scene() {
                 sleep 0.1
         done
         t_eq "$WHO: ... the relay's gateway ended with the sandbox" "" "$left"
-        t_eq "$WHO: ... and its files are gone with the door" "" "$(ls "$(relay_dir)/sandboxes" 2>&1)"
+        t_eq "$WHO: ... and its files are gone with the door" "gone" \
+                "$([[ -n $id && ! -e $(relay_dir)/sandboxes/$id ]] && echo gone)" "$id"
         stop_relay
 }
 

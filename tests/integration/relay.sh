@@ -27,39 +27,6 @@ relay_cleanup() {
 }
 T_EXTRA_CLEANUP=relay_cleanup
 
-# U_ CMD...: CMD as the test user, its home apart from its runtime
-# directory (the runtime directory is never granted: a home inside it
-# would be too).
-UHOME=$T_TMP/uhome
-U_() {
-        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
-                XDG_RUNTIME_DIR="$XDG" HOME="$UHOME" "$@"
-}
-
-WHO=root
-# S ARGS...: umwelt-run as WHO.
-S() {
-        if [[ $WHO == root ]]; then
-                env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" "$RT" --root "$T_ROOT" "$@"
-        else
-                U_ "$RT" "$@"
-        fi
-}
-state_home() { if [[ $WHO == root ]]; then echo "$T_TMP/state"; else echo "$UHOME/.local/state"; fi; }
-# as_who CMD...: CMD as WHO, outside every sandbox.
-as_who() { if [[ $WHO == root ]]; then "$@"; else U_ "$@"; fi; }
-
-# relay_launch PIDFILE: the relay as WHO; root's reads the user's policy and
-# writes the project's audit log where the face does: the same environment.
-relay_launch() {
-        if [[ $WHO == root ]]; then
-                HOME=$T_TMP/home XDG_STATE_HOME=$T_TMP/state sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' \
-                        sh "$1" "$RELAY" 2>>"$T_TMP/relay-root.log" &
-        else
-                U_ sh -c 'echo $$ >"$1" && exec "$2" --timeout 60 --idle 0' sh "$1" "$RELAY" \
-                        2>>"$T_TMP/relay-user.log" &
-        fi
-}
 . "$(dirname "$0")/helpers/relay-lib.sh"
 
 # Raw protocol from inside: RAW LINE... sends each line on one connection
@@ -400,9 +367,12 @@ for _ in range(50):
         wait "$req"
         t_eq "$WHO: approve --remember grants" "0 0" "$T_RC $?" "$T_OUT $(cat "$T_TMP/$WHO-req")"
 
+        local sid
+        sid=$(json_get "$(S sandbox status -p "$proj" --json 2>/dev/null)" "j['id']")
         capture S sandbox down -p "$proj"
         t_eq "$WHO: sandbox down" 0 "$T_RC" "$T_OUT"
-        t_eq "$WHO: ... its door is gone" "" "$(ls "$(relay_dir)/sandboxes" 2>&1)"
+        t_eq "$WHO: ... its door is gone" "gone" \
+                "$([[ -n $sid && ! -e $(relay_dir)/sandboxes/$sid ]] && echo gone)" "$sid"
         capture S sandbox up -p "$proj" --workspace direct
         t_eq "$WHO: the remembered grant is there at the next start, read-only" "present refused" \
                 "$(S sandbox exec -p "$proj" -- /bin/sh -c "test -e '$home/rem/g' && echo present; touch '$home/rem/x' 2>/dev/null || echo refused" | tr '\n' ' ' | sed 's/ $//')" \

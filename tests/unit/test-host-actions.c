@@ -62,7 +62,8 @@ Test(host_actions, a_table_reads_with_its_defaults)
         cr_expect_str_eq(a->cwd, "/");
         cr_expect_eq(a->output_limit, HOST_ACTION_OUTPUT_DEF);
         cr_expect_eq(a->concurrency, 1);
-        cr_expect_str_eq(a->env[0], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        cr_expect_str_eq(a->env[0],
+                         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         cr_expect_str_eq(a->env[1], "LANG=C.UTF-8");
         cr_expect_null(a->env[2]);
         cr_expect(host_action_offered(a, "anyone", "/any/project"));
@@ -138,8 +139,7 @@ Test(host_actions, bad_tables_are_refused_where_they_go_wrong)
                        "absolute path");
         expect_refused("[[action]]\nname = \"a\"\nargv = [\"/x\", 1]\n", "h.toml:3:15",
                        "expected a string");
-        expect_refused("[[action]]\nname = \"a\"\nargv = [1]\n", "h.toml:3:9",
-                       "expected strings");
+        expect_refused("[[action]]\nname = \"a\"\nargv = [1]\n", "h.toml:3:9", "expected strings");
         expect_refused("[[action]]\nname = \"a\"\nargv = [\"/x\", \"{site}\"]\n", "h.toml:3:8",
                        "not a parameter declared");
         expect_refused("[[action]]\nname = \"a\"\nargv = [\"/x\", \"{site\"]\n[action.params]\n"
@@ -160,7 +160,8 @@ Test(host_actions, bad_tables_are_refused_where_they_go_wrong)
                        "h.toml:4:11", "duration");
         expect_refused("[[action]]\nname = \"a\"\nargv = [\"/x\"]\ntimeout = \"61m\"\n",
                        "h.toml:4:11", "duration");
-        expect_refused("[[action]]\nname = \"A b\"\nargv = [\"/x\"]\n", "h.toml:2:8", "[a-z0-9._-]");
+        expect_refused("[[action]]\nname = \"A b\"\nargv = [\"/x\"]\n", "h.toml:2:8",
+                       "[a-z0-9._-]");
         expect_refused("[[action]]\nargv = [\"/x\"]\n", "h.toml:1:1", "expected a 'name'");
         expect_refused("[[action]]\nname = \"a\"\n", "h.toml:1:1", "expected an 'argv'");
         expect_refused("[[action]]\nname = \"a\"\nargv = [\"/x\"]\noutput_limit = 40000\n",

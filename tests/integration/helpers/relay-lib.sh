@@ -1,13 +1,49 @@
-# What the tests that drive umwelt-relay share (sourced by relay.sh and
-# relay-egress.sh after lib.sh). The test sets WHO (root or user) and
-# defines S ARGS... (umwelt-run as WHO) and relay_launch PIDFILE (the relay
-# as WHO, in the background, its pid written to PIDFILE by the process that
-# then execs it, with --timeout 60 --idle 0: never idle, and the user's
-# config sets a shorter timeout where a test wants one).
+# What the tests that drive umwelt-relay share (sourced after lib.sh's
+# t_setup and t_test_user). The test sets WHO (root or user); S ARGS...
+# runs umwelt-run as WHO and relay_launch PIDFILE the relay as WHO, in the
+# background, its pid written to PIDFILE by the process that then execs it,
+# with --timeout 60 --idle 0 (never idle; the user's config sets a shorter
+# timeout where a test wants one). A test whose relay must live elsewhere
+# (relay-egress.sh: in its network scene) defines both again after this.
 RELAY=${UMW_RELAY:-$(dirname "$RT")/umwelt-relay}
 [[ -x $RELAY ]] || t_bail "umwelt-relay $RELAY is not executable"
 RELAY_PID=
 RELAY_PIDFILE=$XDG/relay.pid
+
+# U_ CMD...: CMD as the test user, its home apart from its runtime
+# directory (the runtime directory is never granted: a home inside it
+# would be too).
+UHOME=$T_TMP/uhome
+U_() {
+        runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+                XDG_RUNTIME_DIR="$XDG" HOME="$UHOME" "$@"
+}
+
+WHO=root
+# S ARGS...: umwelt-run as WHO.
+S() {
+        if [[ $WHO == root ]]; then
+                env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" "$RT" --root "$T_ROOT" "$@"
+        else
+                U_ "$RT" "$@"
+        fi
+}
+state_home() { if [[ $WHO == root ]]; then echo "$T_TMP/state"; else echo "$UHOME/.local/state"; fi; }
+# as_who CMD...: CMD as WHO, outside every sandbox.
+as_who() { if [[ $WHO == root ]]; then "$@"; else U_ "$@"; fi; }
+
+# relay_launch PIDFILE: the relay as WHO; root's reads the user's policy and
+# writes the project's audit log where the face does: the same environment.
+# RELAY_ENV: more NAME=VALUE for it.
+relay_launch() {
+        local run='echo $$ >"$1" && exec "$2" --timeout 60 --idle 0'
+        if [[ $WHO == root ]]; then
+                env HOME="$T_TMP/home" XDG_STATE_HOME="$T_TMP/state" ${RELAY_ENV:-} \
+                        sh -c "$run" sh "$1" "$RELAY" 2>>"$T_TMP/relay-root.log" &
+        else
+                U_ ${RELAY_ENV:-} sh -c "$run" sh "$1" "$RELAY" 2>>"$T_TMP/relay-user.log" &
+        fi
+}
 
 relay_dir() { if [[ $WHO == root ]]; then echo /run/umwelt/relay; else echo "$XDG/umwelt/relay"; fi; }
 
