@@ -91,8 +91,8 @@ static char *argv_text(char *const *argv)
 
 static void run_audit(const struct relay_run *run, const char *event, const char *const *kv)
 {
-        const char *all[40] = {"sandbox", run->sandbox, "id", run->id, "hash", run->hash,
-                               "action", run->action};
+        const char *all[40] = {"sandbox", run->sandbox, "id",     run->id,
+                               "hash",    run->hash,    "action", run->action};
         size_t n = 8;
         for (size_t i = 0; kv[i] && n + 2 < ARRAY_SIZE(all); i += 2) {
                 all[n++] = kv[i];
@@ -179,8 +179,8 @@ static char *text_of(const char *buf, size_t len)
         for (size_t i = 0; out && i < len;) {
                 uint32_t cp = 0;
                 size_t n = umw_utf8_decode((const unsigned char *)buf + i, len - i, &cp);
-                bool ok = n && (cp >= 0x20 || cp == '\t' || cp == '\n') &&
-                          !(cp >= 0x7f && cp <= 0x9f);
+                bool ok =
+                    n && (cp >= 0x20 || cp == '\t' || cp == '\n') && !(cp >= 0x7f && cp <= 0x9f);
                 if (!ok) {
                         out[k++] = '?';
                         i += n ? n : 1;
@@ -208,16 +208,12 @@ static void gen_stream(yajl_gen g, const char *name, const char *data, uint32_t 
 }
 
 /* The answer to the requester: how it ran and what it wrote. */
-static void answer(const struct relay_run *run, const struct relay_run_result *res,
-                   const char *out, const char *errs)
+static void answer(const struct relay_run *run, const struct relay_run_result *res, const char *out,
+                   const char *errs)
 {
-        yajl_gen g = umw_jgen_new(false);
+        yajl_gen g = relay_answer_open(run->id, RELAY_OK);
         if (!g)
                 return;
-        yajl_gen_map_open(g);
-        umw_jgen_key_int(g, "v", RELAY_VERSION);
-        umw_jgen_key_str(g, "id", run->id);
-        umw_jgen_key_str(g, "status", relay_status_name(RELAY_OK));
         umw_jgen_key_int(g, res->exited ? "exit_status" : "signal", res->status);
         umw_jgen_key_bool(g, "timed_out", res->timed_out);
         umw_jgen_key_int(g, "duration_ms", (long long)res->duration_ms);
@@ -378,12 +374,9 @@ void relay_actions_list(int fd, const char *project)
                 return;
         }
         user_name(user);
-        yajl_gen g = umw_jgen_new(false);
+        yajl_gen g = relay_answer_open(NULL, RELAY_OK);
         if (!g)
                 return;
-        yajl_gen_map_open(g);
-        umw_jgen_key_int(g, "v", RELAY_VERSION);
-        umw_jgen_key_str(g, "status", relay_status_name(RELAY_OK));
         umw_jgen_key(g, "actions");
         yajl_gen_array_open(g);
         for (size_t i = 0; i < t.n; i++)

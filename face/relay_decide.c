@@ -662,12 +662,9 @@ static void decide_note(struct relay *R, struct relay_conn *c, const struct rela
 /* What the sandbox holds now that the relay gave it. */
 static void answer_status(struct relay_conn *c)
 {
-        yajl_gen g = umw_jgen_new(false);
+        yajl_gen g = relay_answer_open(NULL, RELAY_OK);
         if (!g)
                 return;
-        yajl_gen_map_open(g);
-        umw_jgen_key_int(g, "v", RELAY_VERSION);
-        umw_jgen_key_str(g, "status", relay_status_name(RELAY_OK));
         umw_jgen_key(g, "grants");
         yajl_gen_array_open(g);
         for (size_t i = 0; i < c->sb->n_live; i++) {

@@ -163,6 +163,10 @@ char *relay_line(yajl_gen g, size_t *len);
 /* Sends a line to a sandbox's connection without ever blocking the relay:
  * a sandbox that does not read its answers loses them. */
 void relay_send(int fd, const char *line, size_t len);
+/* An answer's object opened with "v", "id" (NULL: none) and "status":
+ * its other members are the caller's, then relay_line; NULL when out of
+ * memory. */
+yajl_gen relay_answer_open(const char *id, enum relay_status status);
 /* An answer line {"v":1,"id":..,"status":..,"reason":..} on fd (id and
  * reason NULL: none). */
 void relay_reply(int fd, const char *id, enum relay_status status, const char *reason);

@@ -64,16 +64,24 @@ static void gen_id(yajl_gen g, uint64_t id)
         umw_jgen_key_str(g, "id", text);
 }
 
-void relay_reply(int fd, const char *id, enum relay_status status, const char *reason)
+yajl_gen relay_answer_open(const char *id, enum relay_status status)
 {
         yajl_gen g = umw_jgen_new(false);
         if (!g)
-                return;
+                return NULL;
         yajl_gen_map_open(g);
         umw_jgen_key_int(g, "v", RELAY_VERSION);
         if (id)
                 umw_jgen_key_str(g, "id", id);
         umw_jgen_key_str(g, "status", relay_status_name(status));
+        return g;
+}
+
+void relay_reply(int fd, const char *id, enum relay_status status, const char *reason)
+{
+        yajl_gen g = relay_answer_open(id, status);
+        if (!g)
+                return;
         if (reason)
                 umw_jgen_key_str(g, "reason", reason);
         yajl_gen_map_close(g);

@@ -35,8 +35,8 @@ struct stream {
 
 struct supervisor {
         pid_t action;
-        bool done;   /* the action was reaped */
-        int status;  /* its wait status then */
+        bool done;  /* the action was reaped */
+        int status; /* its wait status then */
         bool timed_out;
         struct stream out, err;
 };
@@ -213,13 +213,13 @@ static void watch(struct supervisor *sv, const struct loop_fds *l)
 
 static int arm(const struct relay_run_spec *spec, sigset_t *set, struct loop_fds *l)
 {
-        struct itimerspec when = {.it_value = {.tv_sec = spec->timeout_ms / 1000,
-                                               .tv_nsec = (long)(spec->timeout_ms % 1000) * 1000000}};
+        struct itimerspec when = {
+            .it_value = {.tv_sec = spec->timeout_ms / 1000,
+                         .tv_nsec = (long)(spec->timeout_ms % 1000) * 1000000}};
         l->signals = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
         l->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        return l->signals < 0 || l->timer < 0 || timerfd_settime(l->timer, 0, &when, NULL) < 0
-                   ? -1
-                   : 0;
+        return l->signals < 0 || l->timer < 0 || timerfd_settime(l->timer, 0, &when, NULL) < 0 ? -1
+                                                                                               : 0;
 }
 
 static void stream_init(struct stream *s, int fd, size_t limit)
