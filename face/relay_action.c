@@ -293,26 +293,21 @@ static void finish(struct relay_run *run)
 
 void relay_action_read(struct relay *R, struct relay_run *run)
 {
-        const size_t cap = sizeof(struct relay_run_result) + 2 * HOST_ACTION_OUTPUT_MAX;
+        /* One byte more than the largest result: a supervisor that sends
+         * more is caught, not cut. */
+        const size_t cap = sizeof(struct relay_run_result) + 2 * HOST_ACTION_OUTPUT_MAX + 1;
         if (!run->buf && !(run->buf = malloc(cap))) {
                 failed(run, "out of memory");
                 run_done(R, run);
                 return;
         }
-        for (;;) {
-                ssize_t n = read(run->fd, run->buf + run->have, cap - run->have);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EAGAIN)
-                        return;
-                if (n > 0 && run->have + (size_t)n < cap) {
-                        run->have += (size_t)n;
-                        continue;
-                }
-                if (n > 0) /* more than a result holds */
-                        run->have = cap + 1;
-                break;
-        }
+        ssize_t n;
+        while ((n = read(run->fd, run->buf + run->have, cap - run->have)) > 0 ||
+               (n < 0 && errno == EINTR))
+                if (n > 0 && (run->have += (size_t)n) == cap)
+                        break;
+        if (n < 0 && errno == EAGAIN)
+                return;
         finish(run);
         run_done(R, run);
 }
