@@ -51,11 +51,12 @@ int relay_action_resolve(struct relay *R, struct relay_pending *p, const struct 
         char user[256];
         struct host_action_arg args[RELAY_PARAMS_MAX];
         *rule = "table";
+        user_name(user);
         int r = host_actions_load(t, err);
         if (r < 0)
                 return r;
         *a = host_actions_find(t, p->q.action);
-        if (!*a || !host_action_offered(*a, user_name(user), sb->workspace))
+        if (!*a || !host_action_offered(*a, user, sb->workspace))
                 return umw_fail(err, UMW_EXIT_CONFIG, ENOENT,
                                 "no host action '%s' is offered to %s in this project (umwelt-run "
                                 "relay actions lists them)",

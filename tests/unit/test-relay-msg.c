@@ -224,7 +224,8 @@ Test(relay_msg, refuses_a_bad_version)
 Test(relay_msg, refuses_an_unknown_kind)
 {
         const char *want =
-            "request: .kind: expected one of grant, revoke, egress, ingress, note, status";
+            "request: .kind: expected one of grant, revoke, egress, ingress, note, status, action, "
+            "actions";
         refused("{\"v\":1}", want);
         refused("{\"v\":1,\"kind\":\"fly\"}", want);
         refused("{\"v\":1,\"kind\":\"Grant\"}", want);
@@ -452,10 +453,10 @@ static void record_refused(const struct relay_request *q, const char *msg)
 
 Test(relay_msg, check_refuses_a_kind_out_of_range)
 {
-        struct relay_request q = {.kind = RELAY_STATUS + 1};
-        record_refused(&q, "request record: .kind: expected a kind from 0 to 6");
+        struct relay_request q = {.kind = RELAY_ACTIONS + 1};
+        record_refused(&q, "request record: .kind: expected a kind from 0 to 8");
         q.kind = UINT32_MAX;
-        record_refused(&q, "request record: .kind: expected a kind from 0 to 6");
+        record_refused(&q, "request record: .kind: expected a kind from 0 to 8");
 }
 
 Test(relay_msg, check_refuses_an_unterminated_string)
@@ -557,7 +558,7 @@ Test(relay_msg, names)
         cr_assert_str_eq(relay_kind_name(RELAY_GRANT), "grant");
         cr_assert_str_eq(relay_kind_name(RELAY_STATUS), "status");
         cr_assert_null(relay_kind_name(RELAY_BAD));
-        cr_assert_null(relay_kind_name((enum relay_kind)(RELAY_STATUS + 1)));
+        cr_assert_null(relay_kind_name((enum relay_kind)(RELAY_ACTIONS + 1)));
         cr_assert_str_eq(relay_status_name(RELAY_PENDING), "pending");
         cr_assert_str_eq(relay_status_name(RELAY_REFUSED), "refused");
         cr_assert_str_eq(relay_status_name(RELAY_ERROR), "error");
@@ -721,8 +722,9 @@ Test(relay_msg, bad_control_messages)
                         "control: .why: expected text in UTF-8 without control characters");
         control_refused("{\"v\":1,\"op\":\"deny\",\"id\":\"7\",\"why\":\"\"}",
                         "control: .why: expected text of 1 to 1024 bytes");
-        control_refused("{\"v\":1,\"op\":\"grant\"}",
-                        "control: .op: expected one of pending, watch, adopt, approve, deny");
+        control_refused(
+            "{\"v\":1,\"op\":\"grant\"}",
+            "control: .op: expected one of pending, watch, adopt, approve, deny, actions");
         control_refused("{\"v\":1,\"op\":\"deny\",\"id\":\"1\",\"id\":\"2\"}",
                         "control: .id: given twice");
         struct relay_control c;
@@ -730,4 +732,63 @@ Test(relay_msg, bad_control_messages)
         cr_assert_eq(relay_control_parse("{\"v\":2,\"op\":\"watch\"}", 20, &c, &err),
                      -EPROTONOSUPPORT);
         umw_error_free(err);
+}
+
+Test(relay_msg, an_action_with_its_parameters)
+{
+        struct relay_request q = parsed("{\"v\":1,\"kind\":\"action\",\"name\":\"site-check\","
+                                        "\"params\":{\"site\":\"a;b $(x)\",\"mode\":\"fast\"},"
+                                        "\"why\":\"check\"}");
+        cr_expect_eq(q.kind, RELAY_ACTION);
+        cr_expect_str_eq(q.action, "site-check");
+        cr_assert_eq(q.n_params, 2);
+        cr_expect_str_eq(q.params[0].name, "site");
+        cr_expect_str_eq(q.params[0].value, "a;b $(x)");
+        cr_expect_str_eq(q.params[1].name, "mode");
+        q = parsed("{\"v\":1,\"kind\":\"actions\"}");
+        cr_expect_eq(q.kind, RELAY_ACTIONS);
+}
+
+Test(relay_msg, refuses_bad_action_requests)
+{
+#define ACTION "{\"v\":1,\"kind\":\"action\",\"why\":\"w\","
+        const char *name = "request: .name: expected an action name of 1 to 64 of [a-z0-9._-]";
+        refused(ACTION "\"name\":\"Nginx\"}", name);
+        refused(ACTION "\"name\":\"-x\"}", name);
+        refused(ACTION "\"params\":{}}", "request: .name: required in an action request");
+        refused(ACTION "\"name\":\"a\",\"params\":[]}", "request: .params: expected an object");
+        refused(ACTION "\"name\":\"a\",\"params\":{\"S\":\"v\"}}",
+                "request: .params.S: expected a parameter name of 1 to 32 of [a-z0-9_]");
+        refused(ACTION "\"name\":\"a\",\"params\":{\"s\":1}}",
+                "request: .params.s: expected a string");
+        refused(ACTION "\"name\":\"a\",\"params\":{\"s\":\"a\\nb\"}}",
+                "request: .params.s: expected text in UTF-8 without control characters");
+        refused(ACTION "\"name\":\"a\",\"params\":{\"s\":\"a\",\"s\":\"b\"}}",
+                "request: .params: a parameter given twice");
+        refused(ACTION "\"name\":\"a\",\"params\":{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\","
+                       "\"e\":\"1\",\"f\":\"1\",\"g\":\"1\",\"h\":\"1\",\"i\":\"1\"}}",
+                "request: .params: expected at most 8 parameters");
+        refused("{\"v\":1,\"kind\":\"note\",\"text\":\"t\",\"params\":{}}",
+                "request: .params: not a member of a note request");
+#undef ACTION
+}
+
+Test(relay_msg, check_refuses_parameters_out_of_place)
+{
+        struct relay_request q = {.kind = RELAY_NOTE, .n_params = 1};
+        snprintf(q.text, sizeof(q.text), "t");
+        snprintf(q.params[0].name, sizeof(q.params[0].name), "a");
+        snprintf(q.params[0].value, sizeof(q.params[0].value), "v");
+        record_refused(&q, "request record: .params: expected at most 8 parameters, for an "
+                           "action only");
+        q = (struct relay_request){.kind = RELAY_ACTION, .n_params = 2};
+        snprintf(q.action, sizeof(q.action), "a");
+        snprintf(q.why, sizeof(q.why), "w");
+        for (int i = 0; i < 2; i++) {
+                snprintf(q.params[i].name, sizeof(q.params[i].name), "same");
+                snprintf(q.params[i].value, sizeof(q.params[i].value), "v");
+        }
+        record_refused(&q, "request record: .params: a parameter given twice");
+        memset(q.params[1].value, 'x', sizeof(q.params[1].value));
+        record_refused(&q, "request record: .params: parameter 1 is not terminated");
 }

@@ -27,11 +27,8 @@ struct outcome {
 static void run(char *const *argv, unsigned timeout_ms, size_t limit, struct outcome *o)
 {
         static const char *const env[] = {"PATH=/usr/bin:/bin", "ONLY=this", NULL};
-        struct relay_run_spec spec = {.argv = argv,
-                                      .env = env,
-                                      .cwd = "/",
-                                      .timeout_ms = timeout_ms,
-                                      .output_limit = limit};
+        struct relay_run_spec spec = {
+            .argv = argv, .env = env, .cwd = "/", .timeout_ms = timeout_ms, .output_limit = limit};
         int fd = -1;
         pid_t pid = 0;
         _cleanup_error_ struct umw_error *err = NULL;
