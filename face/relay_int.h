@@ -215,8 +215,9 @@ void relay_announce(struct relay *R, const struct relay_pending *p);
 int relay_action_resolve(struct relay *R, struct relay_pending *p, const struct relay_sandbox *sb,
                          struct host_actions *t, const struct host_action **a, const char **rule,
                          struct umw_error **err);
-/* Starts p's action a under a supervisor; c waits for its answer (NULL:
- * nobody waits). by: who allowed it, for the audit log. */
+/* Starts p's action a under a supervisor; c is not read until the answer
+ * (if it closes first, the action runs on, audited, unanswered). by: who
+ * allowed it, for the audit log. */
 int relay_action_start(struct relay *R, struct relay_conn *c, struct relay_pending *p,
                        const struct host_action *a, const char *by, struct umw_error **err);
 /* The supervisor's result readable: read, and at its end answered and
