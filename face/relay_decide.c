@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/sha256.h"
+#include "common/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -400,14 +401,6 @@ static int publish_audited(struct relay_sandbox *sb, const struct relay_pending 
 
 /* ------------------------------------------------------------ egress */
 
-static bool listed(char *const *list, const char *rule)
-{
-        for (; list && *list; list++)
-                if (strcmp(*list, rule) == 0)
-                        return true;
-        return false;
-}
-
 /* The sandbox trusts the umwelt CA: its trust directory is mounted over
  * the door (door/tls, made at its start only where egress had a CA). */
 static bool trusts_ca(const struct relay_sandbox *sb)
@@ -449,8 +442,9 @@ static int check_egress(const struct relay_pending *p, const struct relay_sandbo
         if (r < 0)
                 return r;
         *rule = "held";
-        if (listed(sb->egress, p->q.rule) ||
-            (sb->gated && c->egress_enabled && listed(c->egress_allow, p->q.rule)))
+        if (umw_strv_contains((const char *const *)sb->egress, p->q.rule) ||
+            (sb->gated && c->egress_enabled &&
+             umw_strv_contains((const char *const *)c->egress_allow, p->q.rule)))
                 return umw_fail(err, UMW_EXIT_STATE, EEXIST, "egress rule '%s' is open already",
                                 p->q.rule);
         *rule = "limit";

@@ -373,7 +373,7 @@ int sandbox_compose(struct sandbox *s, const struct sandbox_opts *o, bool long_l
         /* A plain one-shot run needs no bundle directory (run_plain). */
         if ((r = compose(s, o, long_lived || s->pause_run, err)) < 0 ||
             ((long_lived || s->net.egress) && (r = write_bundle(s, err)) < 0) ||
-            (s->net.egress && (r = sandbox_egress_policy_write(s, true, err)) < 0))
+            (s->net.egress && (r = sandbox_egress_policy_write(s, true, false, err)) < 0))
                 return r;
         if (geteuid() == 0 && s->project.who.uid == 0)
                 umw_log(UMW_LOG_WARNING,

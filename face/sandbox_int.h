@@ -189,10 +189,12 @@ int sandbox_start_gated(struct sandbox *s, const struct runtime_opts *rt, bool t
 int sandbox_run_gated(struct sandbox *s, const struct runtime_opts *rt,
                       const struct sandbox_opts *o, int *exit_status, struct umw_error **err);
 /* Writes bundle/EGRESS_POLICY_FILE (0600, atomically): the project's rules
- * as the floor bounds them where it enables egress, and the rules the relay
- * opened live where the floor allows egress; with allow false (a policy
- * that did not read) none at all. */
-int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err);
+ * as the floor bounds them where it enables egress, and with live (a
+ * running sandbox: a start has none) the rules the relay opened live where
+ * the floor allows egress; with allow false (a policy that did not read)
+ * none at all. */
+int sandbox_egress_policy_write(const struct sandbox *s, bool allow, bool live,
+                                struct umw_error **err);
 /* A running sandbox's egress rules (its policy read into s, with the
  * relay's live ones) given to its gateway at s->bundle: reloaded where it
  * runs (SIGHUP, its confirmation awaited); where none runs and may_start,

@@ -189,14 +189,15 @@ static void strv_freep(char ***v)
         grants_strv_free(*v);
 }
 
-int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_error **err)
+int sandbox_egress_policy_write(const struct sandbox *s, bool allow, bool live,
+                                struct umw_error **err)
 {
-        __attribute__((cleanup(strv_freep))) char **live = NULL;
+        __attribute__((cleanup(strv_freep))) char **opened_live = NULL;
         int r;
-        if (allow && s->view.policy.egress_allowed &&
-            (r = sandbox_relay_egress(s->project.container_id, &live, err)) < 0)
+        if (live && allow && s->view.policy.egress_allowed &&
+            (r = sandbox_relay_egress(s->project.container_id, &opened_live, err)) < 0)
                 return r;
-        bool project = allow && s->view.policy.egress_enabled, opened = project || live;
+        bool project = allow && s->view.policy.egress_enabled, opened = project || opened_live;
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
@@ -207,7 +208,7 @@ int sandbox_egress_policy_write(const struct sandbox *s, bool allow, struct umw_
                 "the relay opened live: written by umwelt-run for its gateway.\n[egress]\n"
                 "enabled = %s\n",
                 s->project.container_id, opened ? "true" : "false");
-        toml_list(f, "allow", project ? s->view.policy.egress_allow : NULL, live);
+        toml_list(f, "allow", project ? s->view.policy.egress_allow : NULL, opened_live);
         toml_list(f, "deny", opened ? s->view.policy.egress_deny : NULL, NULL);
         bool bad = ferror(f);
         if (fclose(f) != 0 || bad) {

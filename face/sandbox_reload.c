@@ -134,7 +134,7 @@ static int send_rules(struct sandbox *s, bool read, struct umw_error **err)
         _cleanup_close_ int fd = log ? open(log, O_RDONLY | O_CLOEXEC) : -1;
         if (fd < 0 || lseek(fd, 0, SEEK_END) < 0)
                 return umw_fail_errno(err, "egress log %s", log ? log : "");
-        int r = sandbox_egress_policy_write(s, read, err);
+        int r = sandbox_egress_policy_write(s, read, true, err);
         if (r < 0)
                 return r;
         if (!sandbox_gateway_signal(s->bundle, SIGHUP))
@@ -202,7 +202,7 @@ int sandbox_egress_live(struct sandbox *s, pid_t init, bool may_start, pid_t *st
         struct sandbox_gateway gw = SANDBOX_GATEWAY_INIT;
         int r;
         if ((r = sandbox_gateway_locate(s, err)) < 0 ||
-            (r = sandbox_egress_policy_write(s, true, err)) < 0 ||
+            (r = sandbox_egress_policy_write(s, true, true, err)) < 0 ||
             (r = sandbox_gateway_start(s, init, false, true, &gw, err)) < 0)
                 return r;
         *started = gw.pid;

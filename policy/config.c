@@ -40,6 +40,7 @@
 #include "policy/toml.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,14 +81,6 @@ static size_t strv_len(char *const *v)
         while (v && v[n])
                 n++;
         return n;
-}
-
-static bool strv_contains(const char *const *v, const char *s)
-{
-        for (size_t i = 0; v && v[i]; i++)
-                if (strcmp(v[i], s) == 0)
-                        return true;
-        return false;
 }
 
 /* Appends a copy of s to the NULL-terminated *v. */
@@ -271,7 +264,7 @@ static int check_preset_name(const struct toml_value *v, const char *key, const 
                              struct umw_error **err)
 {
         char buf[80], list[200];
-        if (strv_contains(preset_names(), v->string))
+        if (umw_strv_contains(preset_names(), v->string))
                 return 0;
         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                         "%s:%u:%u: '%s': expected one of %s, found '%s'", file, v->line, v->column,
@@ -372,7 +365,7 @@ static int check_preset(const struct loader *l, const struct toml_value *v, cons
 {
         char buf[80], list[200];
         int r = check_preset_name(v, "preset", file, err);
-        if (r < 0 || strv_contains((const char *const *)l->c->presets_allowed, v->string))
+        if (r < 0 || umw_strv_contains((const char *const *)l->c->presets_allowed, v->string))
                 return r;
         return umw_fail(err, UMW_EXIT_CONFIG, EPERM,
                         "%s:%u:%u: preset '%s' is not allowed by %s (allowed: %s)", file, v->line,
@@ -788,7 +781,7 @@ static int load_project(struct loader *l, struct umw_error **err)
 static int default_preset(struct policy_config *c, struct umw_error **err)
 {
         const char *const *allowed = (const char *const *)c->presets_allowed;
-        const char *name = strv_contains(allowed, DEFAULT_PRESET) ? DEFAULT_PRESET : allowed[0];
+        const char *name = umw_strv_contains(allowed, DEFAULT_PRESET) ? DEFAULT_PRESET : allowed[0];
         c->preset = strdup(name);
         return c->preset ? 0 : umw_fail_sys(err, ENOMEM, "policy");
 }

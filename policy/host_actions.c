@@ -6,6 +6,7 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
+#include "common/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -413,22 +414,15 @@ const struct host_action *host_actions_find(const struct host_actions *t, const 
         return NULL;
 }
 
-static bool listed(const char *const *list, const char *s)
-{
-        for (; list && *list; list++)
-                if (s && strcmp(*list, s) == 0)
-                        return true;
-        return false;
-}
-
 bool host_action_for_user(const struct host_action *a, const char *user)
 {
-        return !a->users || listed(a->users, user);
+        return !a->users || umw_strv_contains(a->users, user);
 }
 
 bool host_action_offered(const struct host_action *a, const char *user, const char *project)
 {
-        return host_action_for_user(a, user) && (!a->projects || listed(a->projects, project));
+        return host_action_for_user(a, user) &&
+               (!a->projects || umw_strv_contains(a->projects, project));
 }
 
 /* ------------------------------------------------------------ a run's argv */
@@ -454,7 +448,7 @@ static int check_args(const struct host_action *a, const struct host_action_arg 
                 if (arg_value(args, i, args[i].name))
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                         "action %s: parameter '%s' given twice", a->name, p->name);
-                if (!listed(p->values, args[i].value))
+                if (!umw_strv_contains(p->values, args[i].value))
                         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
                                         "action %s: parameter '%s': not one of its values", a->name,
                                         p->name);

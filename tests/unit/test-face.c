@@ -158,7 +158,8 @@ static void write_and_load(bool allow, struct egress_rules *rules)
         s.view.policy.egress_deny = deny_list;
         s.view.policy.egress_allowed = s.view.policy.egress_enabled = true;
         struct umw_error *err = NULL;
-        cr_assert_eq(sandbox_egress_policy_write(&s, allow, &err), 0, "%s", err ? err->msg : "");
+        cr_assert_eq(sandbox_egress_policy_write(&s, allow, false, &err), 0, "%s",
+                     err ? err->msg : "");
         s.view.policy.egress_allow = s.view.policy.egress_deny = NULL;
         sandbox_release(&s);
 
