@@ -1,11 +1,11 @@
 /* Host actions on the relay's side (relay_int.h): a request resolved
  * against the root-owned table, started under its supervisor
- * (relay_supervise.h), its result read by the event loop, answered and
+ * (subreaper.h), its result read by the event loop, answered and
  * audited. The table is read again at every request and every approval:
  * what runs is what the table says then, and an approval binds the argv
  * the human was shown (it is in the request's hash). */
 #include "face/relay_int.h"
-#include "face/relay_supervise.h"
+#include "common/subreaper.h"
 #include "common/audit.h"
 #include "common/cleanup.h"
 #include "common/error.h"
@@ -148,12 +148,13 @@ int relay_action_start(struct relay *R, struct relay_conn *c, struct relay_pendi
         struct relay_run *run = run_new(c, p);
         if (!run)
                 return umw_fail_sys(err, ENOMEM, "action");
-        struct relay_run_spec spec = {.argv = p->argv,
+        struct subreaper_spec spec = {.who = "umwelt-relay",
+                                      .argv = p->argv,
                                       .env = a->env,
                                       .cwd = a->cwd,
                                       .timeout_ms = a->timeout_ms,
                                       .output_limit = a->output_limit};
-        int r = relay_supervise(&spec, &run->fd, &run->supervisor, err);
+        int r = subreaper_run(&spec, &run->fd, &run->supervisor, err);
         if (r >= 0 && (r = relay_watch(R, run->fd, run, err)) < 0)
                 kill(run->supervisor, SIGTERM);
         if (r < 0) {
@@ -209,7 +210,7 @@ static void gen_stream(yajl_gen g, const char *name, const char *data, uint32_t 
 }
 
 /* The answer to the requester: how it ran and what it wrote. */
-static void answer(const struct relay_run *run, const struct relay_run_result *res, const char *out,
+static void answer(const struct relay_run *run, const struct subreaper_result *res, const char *out,
                    const char *errs)
 {
         yajl_gen g = relay_answer_open(run->id, RELAY_OK);
@@ -226,7 +227,7 @@ static void answer(const struct relay_run *run, const struct relay_run_result *r
         relay_send(run->conn->fd, line, len);
 }
 
-static void audit_end(const struct relay_run *run, const struct relay_run_result *res)
+static void audit_end(const struct relay_run *run, const struct subreaper_result *res)
 {
         char status[16], ms[24], out[24], errs[24];
         snprintf(status, sizeof(status), "%d", res->status);
@@ -275,7 +276,7 @@ static void failed(struct relay_run *run, const char *why)
 
 static void finish(struct relay_run *run)
 {
-        struct relay_run_result res;
+        struct subreaper_result res;
         if (run->have < sizeof(res)) {
                 failed(run, "the action's supervisor ended without a result");
                 return;
@@ -296,7 +297,7 @@ void relay_action_read(struct relay *R, struct relay_run *run)
 {
         /* One byte more than the largest result: a supervisor that sends
          * more is caught, not cut. */
-        const size_t cap = sizeof(struct relay_run_result) + 2 * HOST_ACTION_OUTPUT_MAX + 1;
+        const size_t cap = sizeof(struct subreaper_result) + 2 * HOST_ACTION_OUTPUT_MAX + 1;
         if (!run->buf && !(run->buf = malloc(cap))) {
                 failed(run, "out of memory");
                 run_done(R, run);

@@ -78,7 +78,7 @@ struct relay_conn {
         struct relay_run *running;     /* its host action, running */
 };
 
-/* A host action running under its supervisor (relay_supervise.h). */
+/* A host action running under its supervisor (subreaper.h). */
 struct relay_run {
         enum relay_ev ev; /* EV_ACTION: the supervisor's result pipe */
         int fd;

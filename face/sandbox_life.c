@@ -435,6 +435,7 @@ static int exec_in(const struct runtime_opts *rt, const struct sandbox_opts *o, 
             .tty = o->tty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)),
             .tty_set = true,
             .cwd = o->cwd,
+            .preserve_fds = o->preserve_fds,
             .loaded = exec_found,
             .loaded_ctx = &a,
         };

@@ -21,14 +21,15 @@ enum {
         OPT_IDLE,
         OPT_JSON,
         OPT_PUBLISH,
-        OPT_WORKSPACE
+        OPT_WORKSPACE,
+        OPT_PRESERVE_FDS
 };
 
 /* What a sub-verb accepts. */
 enum {
         ACCEPT_PROJECT = 1 << 0, /* -p DIR */
         ACCEPT_POLICY = 1 << 1,  /* --preset, --grant, --rootfs, --workspace */
-        ACCEPT_TTY = 1 << 2,     /* -t, --cwd */
+        ACCEPT_TTY = 1 << 2,     /* -t, --cwd, --preserve-fds */
         ACCEPT_IDLE = 1 << 3,    /* --idle DURATION */
         NEEDS_COMMAND = 1 << 4,  /* -- CMD [ARG...] */
         ACCEPT_PUBLISH = 1 << 5, /* --publish PORT */
@@ -54,7 +55,7 @@ static const struct sub_verb sub_verbs[] = {
      "[--publish PORT]... [--json]"},
     {"exec", ACCEPT_PROJECT | ACCEPT_TTY | NEEDS_COMMAND,
      "run a command in the project's running sandbox",
-     "sandbox exec [-p DIR] [-t] [--cwd DIR] [--json] -- CMD [ARG...]"},
+     "sandbox exec [-p DIR] [-t] [--cwd DIR] [--preserve-fds N] [--json] -- CMD [ARG...]"},
     {"down", ACCEPT_PROJECT, "end the project's sandbox", "sandbox down [-p DIR] [--json]"},
     {"status", ACCEPT_PROJECT, "print the project's sandbox: status, preset, grants, egress",
      "sandbox status [-p DIR] [--json]"},
@@ -135,6 +136,7 @@ static unsigned option_needs(int c)
                 return ACCEPT_POLICY;
         case 't':
         case OPT_CWD:
+        case OPT_PRESERVE_FDS:
                 return ACCEPT_TTY;
         case OPT_IDLE:
                 return ACCEPT_IDLE;
@@ -172,6 +174,8 @@ static int apply_option(int c, const char *arg, struct parsed *p, struct umw_err
         case OPT_CWD:
                 o->cwd = arg;
                 return 0;
+        case OPT_PRESERVE_FDS:
+                return opts_parse_uint("--preserve-fds", arg, &o->preserve_fds, err);
         case OPT_IDLE:
                 return parse_duration(arg, &p->idle_secs, err);
         case OPT_PUBLISH:
@@ -196,6 +200,7 @@ static int parse(const struct sub_verb *v, int argc, char **argv, struct parsed 
             {"json", no_argument, NULL, OPT_JSON},
             {"publish", required_argument, NULL, OPT_PUBLISH},
             {"workspace", required_argument, NULL, OPT_WORKSPACE},
+            {"preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS},
             {0},
         };
         char verb[32];

@@ -1,5 +1,5 @@
-/* A host action's supervisor (relay_supervise.h). */
-#include "face/relay_supervise.h"
+/* A command's supervisor (subreaper.h). */
+#include "common/subreaper.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -45,7 +45,7 @@ struct supervisor {
 
 /* In the action's child: its session, its stdio, nothing else. */
 static void __attribute__((noreturn))
-run_action(const struct relay_run_spec *spec, int out, int err)
+run_action(const struct subreaper_spec *spec, int out, int err)
 {
         sigset_t none;
         sigemptyset(&none);
@@ -57,11 +57,11 @@ run_action(const struct relay_run_spec *spec, int out, int err)
         for (int sig = 1; sig < NSIG; sig++)
                 signal(sig, SIG_DFL);
         if (chdir(spec->cwd) < 0) {
-                dprintf(STDERR_FILENO, "umwelt-relay: cd %s: %s\n", spec->cwd, strerror(errno));
+                dprintf(STDERR_FILENO, "%s: cd %s: %s\n", spec->who, spec->cwd, strerror(errno));
                 _exit(126);
         }
         execve(spec->argv[0], spec->argv, (char *const *)spec->env);
-        dprintf(STDERR_FILENO, "umwelt-relay: exec %s: %s\n", spec->argv[0], strerror(errno));
+        dprintf(STDERR_FILENO, "%s: exec %s: %s\n", spec->who, spec->argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
 }
 
@@ -150,7 +150,7 @@ static uint64_t ms_since(const struct timespec *t0)
 
 static void send_result(struct supervisor *sv, int fd, const struct timespec *t0)
 {
-        struct relay_run_result res = {
+        struct subreaper_result res = {
             .exited = WIFEXITED(sv->status),
             .status = WIFEXITED(sv->status) ? WEXITSTATUS(sv->status) : WTERMSIG(sv->status),
             .timed_out = sv->timed_out,
@@ -211,7 +211,7 @@ static void watch(struct supervisor *sv, const struct loop_fds *l)
         }
 }
 
-static int arm(const struct relay_run_spec *spec, sigset_t *set, struct loop_fds *l)
+static int arm(const struct subreaper_spec *spec, sigset_t *set, struct loop_fds *l)
 {
         struct itimerspec when = {
             .it_value = {.tv_sec = spec->timeout_ms / 1000,
@@ -232,7 +232,7 @@ static void stream_init(struct stream *s, int fd, size_t limit)
 }
 
 static void __attribute__((noreturn))
-supervise(const struct relay_run_spec *spec, int result, pid_t parent)
+supervise(const struct subreaper_spec *spec, int result, pid_t parent)
 {
         sigset_t set;
         sigemptyset(&set);
@@ -263,8 +263,8 @@ supervise(const struct relay_run_spec *spec, int result, pid_t parent)
         _exit(0);
 }
 
-int relay_supervise(const struct relay_run_spec *spec, int *result, pid_t *pid,
-                    struct umw_error **err)
+int subreaper_run(const struct subreaper_spec *spec, int *result, pid_t *pid,
+                  struct umw_error **err)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)

@@ -2,7 +2,7 @@
  * result's status and output, the output cut at the limit but counted and
  * hashed whole, the environment given and nothing else, and the timeout
  * ending a child that left its session. */
-#include "face/relay_supervise.h"
+#include "common/subreaper.h"
 #include "policy/host_actions.h"
 #include "common/cleanup.h"
 #include "common/error.h"
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 struct outcome {
-        struct relay_run_result res;
+        struct subreaper_result res;
         char out[2 * HOST_ACTION_OUTPUT_MAX + 1], err[HOST_ACTION_OUTPUT_MAX + 1];
 };
 
@@ -27,12 +27,16 @@ struct outcome {
 static void run(char *const *argv, unsigned timeout_ms, size_t limit, struct outcome *o)
 {
         static const char *const env[] = {"PATH=/usr/bin:/bin", "ONLY=this", NULL};
-        struct relay_run_spec spec = {
-            .argv = argv, .env = env, .cwd = "/", .timeout_ms = timeout_ms, .output_limit = limit};
+        struct subreaper_spec spec = {.who = "test",
+                                      .argv = argv,
+                                      .env = env,
+                                      .cwd = "/",
+                                      .timeout_ms = timeout_ms,
+                                      .output_limit = limit};
         int fd = -1;
         pid_t pid = 0;
         _cleanup_error_ struct umw_error *err = NULL;
-        cr_assert_eq(relay_supervise(&spec, &fd, &pid, &err), 0, "%s", err ? err->msg : "");
+        cr_assert_eq(subreaper_run(&spec, &fd, &pid, &err), 0, "%s", err ? err->msg : "");
         char buf[sizeof(o->res) + 2 * HOST_ACTION_OUTPUT_MAX];
         size_t have = 0;
         for (;;) {
