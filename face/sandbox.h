@@ -70,6 +70,12 @@ int sandbox_gc(const struct runtime_opts *rt, long long idle_secs, bool json,
 int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
                    struct umw_error **err);
 
+/* The socket through which the project's sandbox asks the relay, as the
+ * host reaches it (RELAYDIR/sandboxes/ID/door/relay.sock; inside it is
+ * /run/umwelt/relay.sock), and the project's workspace (both malloc'd):
+ * where umwelt-mcp's asking tools ask, as `request` from inside does. */
+int sandbox_relay_socket(const char *project, char **out, char **workspace, struct umw_error **err);
+
 /* sandbox log: the project's audit log, as text (a line per event) or as
  * one JSON array of the events. */
 int sandbox_log(const char *project, bool json, struct umw_error **err);
