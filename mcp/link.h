@@ -28,7 +28,10 @@ struct mcp_link {
         struct mcp_frames frames;
 };
 
-#define MCP_LINK_INIT {.fd = -1}
+#define MCP_LINK_INIT                                                                              \
+        {                                                                                          \
+                .fd = -1                                                                           \
+        }
 
 int mcp_link_start(struct mcp_link *l, const struct mcp_target *t, struct umw_error **err);
 /* Writes len bytes to the worker, reading its frames meanwhile (each side

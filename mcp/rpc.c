@@ -79,7 +79,8 @@ int mcp_msg_parse(const char *line, struct mcp_msg *m, struct umw_error **err)
                 m->id = id;
         const char *version = umw_json_member_str(m->tree, "jsonrpc", "");
         if (strcmp(version, "2.0") != 0)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "message: .jsonrpc: expected \"2.0\""),
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "message: .jsonrpc: expected \"2.0\""),
                        MCP_INVALID_REQUEST;
         if (id && !m->id)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
@@ -87,7 +88,8 @@ int mcp_msg_parse(const char *line, struct mcp_msg *m, struct umw_error **err)
                        MCP_INVALID_REQUEST;
         yajl_val method = umw_json_member(m->tree, "method");
         if (method && !YAJL_IS_STRING(method))
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "message: .method: expected a string"),
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "message: .method: expected a string"),
                        MCP_INVALID_REQUEST;
         m->method = method ? YAJL_GET_STRING(method) : NULL;
         m->params = umw_json_member(m->tree, "params");
@@ -163,8 +165,7 @@ int mcp_send(int fd, yajl_gen g)
         return r;
 }
 
-int mcp_send_error(int fd, yajl_val id, int code, const char *message, mcp_data_fn data,
-                   void *ctx)
+int mcp_send_error(int fd, yajl_val id, int code, const char *message, mcp_data_fn data, void *ctx)
 {
         yajl_gen g = umw_jgen_new(false);
         if (!g)

@@ -24,7 +24,7 @@ enum mcp_code {
         MCP_INVALID_PARAMS = -32602,
         MCP_INTERNAL_ERROR = -32603,
         /* 2026-07-28: the request's protocol version is not one we speak. */
-        MCP_UNSUPPORTED_VERSION = -32001,
+        MCP_UNSUPPORTED_VERSION = -32022,
 };
 
 /* Lines from a stream, each whole or refused. */
@@ -69,8 +69,7 @@ int mcp_send(int fd, yajl_gen g);
 /* An error response with code and message (and data's members when not
  * NULL: called inside the data object). */
 typedef void (*mcp_data_fn)(yajl_gen g, void *ctx);
-int mcp_send_error(int fd, yajl_val id, int code, const char *message, mcp_data_fn data,
-                   void *ctx);
+int mcp_send_error(int fd, yajl_val id, int code, const char *message, mcp_data_fn data, void *ctx);
 /* A notification: begin writes {"jsonrpc":"2.0","method":M,"params": */
 yajl_gen mcp_notify_begin(const char *method);
 

@@ -45,8 +45,7 @@ static void gen_content(yajl_gen g, const char *text, size_t len, bool error)
         umw_jgen_key_bool(g, "isError", error);
 }
 
-void server_result_text(struct server *S, struct call *c, const char *text, size_t len,
-                        bool error)
+void server_result_text(struct server *S, struct call *c, const char *text, size_t len, bool error)
 {
         yajl_gen g = server_result_begin(c);
         if (g)
@@ -146,8 +145,7 @@ void server_worker_gone(struct server *S, const char *why)
                         server_result_text(S, &S->calls[i], text, (size_t)n, true);
 }
 
-static int worker_request(struct server *S, struct call *c, yajl_val args,
-                          struct umw_error **err)
+static int worker_request(struct server *S, struct call *c, yajl_val args, struct umw_error **err)
 {
         if (S->link.fd < 0) {
                 int r = mcp_link_start(&S->link, &S->o->target, err);

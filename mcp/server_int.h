@@ -15,16 +15,17 @@
 
 #define CALLS_MAX 64 /* tool calls in flight at once */
 
-#define MCP_SERVER_NAME "umwelt-mcp"
-#define MCP_LEGACY      "2025-11-25"
-#define MCP_MODERN      "2026-07-28"
-#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define MCP_META_SERVER  "io.modelcontextprotocol/serverInfo"
+#define MCP_SERVER_NAME              "umwelt-mcp"
+#define MCP_LEGACY                   "2025-11-25"
+#define MCP_MODERN                   "2026-07-28"
+#define MCP_META_VERSION             "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_SERVER              "io.modelcontextprotocol/serverInfo"
+#define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 
 /* A tool call in flight: in the worker (seq) or at the relay (ask). */
 struct call {
-        uint32_t seq; /* 0: a free slot */
-        yajl_val id;  /* the request's id, a tree of our own */
+        uint32_t seq;   /* 0: a free slot */
+        yajl_val id;    /* the request's id, a tree of our own */
         yajl_val token; /* its progress token, or NULL */
         bool modern;    /* answered in the 2026-07-28 shape */
         const struct tool *tool;
@@ -52,8 +53,7 @@ void server_too_long(struct server *S);
 yajl_gen server_result_begin(struct call *c);
 void server_result_end(struct server *S, struct call *c, yajl_gen g);
 /* A tool result of one text, isError as given, ending the call. */
-void server_result_text(struct server *S, struct call *c, const char *text, size_t len,
-                        bool error);
+void server_result_text(struct server *S, struct call *c, const char *text, size_t len, bool error);
 void server_call_free(struct call *c);
 /* Frames from the worker, answered (server_calls.c). */
 void server_frames(struct server *S);

@@ -6,18 +6,19 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* 2025-11-25's initialize: the versions we answer as asked. */
-static const char *const legacy_versions[] = {MCP_LEGACY, "2025-06-18", "2025-03-26",
-                                              "2024-11-05", NULL};
+static const char *const legacy_versions[] = {MCP_LEGACY, "2025-06-18", "2025-03-26", "2024-11-05",
+                                              NULL};
 
 #define INSTRUCTIONS                                                                               \
-        "These tools act only inside the project's umwelt sandbox: bash, read, write, edit, "     \
-        "glob, grep and ls see the sandbox's files and run with its rights. What the sandbox "   \
-        "does not allow, ask for: request_grant, request_egress, publish_port, host_action "     \
+        "These tools act only inside the project's umwelt sandbox: bash, read, write, edit, "      \
+        "glob, grep and ls see the sandbox's files and run with its rights. What the sandbox "     \
+        "does not allow, ask for: request_grant, request_egress, publish_port, host_action "       \
         "(a human decides on the host), or leave a note."
 
 static void write_error(struct server *S, yajl_val id, int code, const char *msg)
@@ -55,6 +56,15 @@ static void gen_modern_tail(yajl_gen g)
         umw_jgen_key(g, MCP_META_SERVER);
         gen_server_info(g);
         yajl_gen_map_close(g);
+}
+
+/* A cacheable modern result (discover, tools/list): the list is the same
+ * for the server's life, but a client need not keep it. */
+static void gen_cache_tail(yajl_gen g)
+{
+        umw_jgen_key_int(g, "ttlMs", 0);
+        umw_jgen_key_str(g, "cacheScope", "private");
+        gen_modern_tail(g);
 }
 
 static bool is_modern(yajl_val params)
@@ -96,7 +106,7 @@ static void discover(struct server *S, const struct mcp_msg *m)
         yajl_gen_array_close(g);
         gen_capabilities(g);
         umw_jgen_key_str(g, "instructions", INSTRUCTIONS);
-        gen_modern_tail(g);
+        gen_cache_tail(g);
         yajl_gen_map_close(g);
         server_write(S, g);
 }
@@ -121,7 +131,7 @@ static void tools_list(struct server *S, const struct mcp_msg *m)
         yajl_gen_map_open(g);
         mcp_tools_gen(g);
         if (is_modern(m->params))
-                gen_modern_tail(g);
+                gen_cache_tail(g);
         yajl_gen_map_close(g);
         server_write(S, g);
 }
@@ -199,15 +209,28 @@ static void data_versions(yajl_gen g, void *ctx)
         umw_jgen_value(g, ctx);
 }
 
-static bool version_refused(struct server *S, const struct mcp_msg *m)
+/* A modern request's envelope: its version ours, its capabilities
+ * declared (2026-07-28 declares them in every request). */
+static bool envelope_refused(struct server *S, const struct mcp_msg *m)
 {
         yajl_val v = mcp_meta(m->params, MCP_META_VERSION);
         const char *version = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
-        if (!v || (version && strcmp(version, MCP_MODERN) == 0))
+        if (!v)
                 return false;
-        if (mcp_send_error(STDOUT_FILENO, m->id, MCP_UNSUPPORTED_VERSION,
-                           "unsupported protocol version", data_versions, v) < 0)
-                S->stop = true;
+        if (!version)
+                write_error(S, m->id, MCP_INVALID_PARAMS,
+                            "params._meta: " MCP_META_VERSION ": expected a string");
+        else if (strcmp(version, MCP_MODERN) != 0) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "Unsupported protocol version: %.64s", version);
+                if (mcp_send_error(STDOUT_FILENO, m->id, MCP_UNSUPPORTED_VERSION, msg,
+                                   data_versions, v) < 0)
+                        S->stop = true;
+        } else if (!YAJL_IS_OBJECT(mcp_meta(m->params, MCP_META_CLIENT_CAPABILITIES)))
+                write_error(S, m->id, MCP_INVALID_PARAMS,
+                            "params._meta: " MCP_META_CLIENT_CAPABILITIES ": expected an object");
+        else
+                return false;
         return true;
 }
 
@@ -220,7 +243,7 @@ static void notification(struct server *S, const struct mcp_msg *m)
 
 static void request(struct server *S, const struct mcp_msg *m)
 {
-        if (version_refused(S, m))
+        if (envelope_refused(S, m))
                 return;
         for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
                 if (strcmp(m->method, methods[i].name) == 0)

@@ -10,11 +10,12 @@
 #include <unistd.h>
 
 #define HOST_PARAM                                                                                 \
-        "the machine to act on: absent, \"local\" or this machine's name (remote hosts are not "  \
+        "the machine to act on: absent, \"local\" or this machine's name (remote hosts are not "   \
         "built yet)"
 
 static const struct tool tools[] = {
-    {"bash", "Run a command in the sandbox",
+    {"bash",
+     "Run a command in the sandbox",
      "Runs a command line with /bin/sh -c inside the project's sandbox (its view of the "
      "system, its workspace, no network unless the project allows it) and returns its exit "
      "status, stdout and stderr. Each stream is kept up to 64 KiB; the cut is said. The "
@@ -27,7 +28,8 @@ static const struct tool tools[] = {
      {{"command", "string", "the command line, for /bin/sh -c", true},
       {"cwd", "string", "the directory to run in (default: the workspace)", false},
       {"timeout", "integer", "seconds before it is killed (default 120, at most 3600)", false}}},
-    {"read", "Read a file in the sandbox",
+    {"read",
+     "Read a file in the sandbox",
      "Reads a text file as the sandbox sees it. offset (the first line, from 1) and limit "
      "(lines) select part of it; at most 4 MiB is answered.",
      TOOL_WORKER,
@@ -37,7 +39,8 @@ static const struct tool tools[] = {
      {{"path", "string", "the file; relative to the workspace", true},
       {"offset", "integer", "the first line to read, from 1", false},
       {"limit", "integer", "how many lines to read", false}}},
-    {"write", "Write a file in the sandbox",
+    {"write",
+     "Write a file in the sandbox",
      "Writes content to a file in the sandbox (created, or truncated first), making the "
      "directories above it. What the sandbox may not write is refused.",
      TOOL_WORKER,
@@ -46,7 +49,8 @@ static const struct tool tools[] = {
      true,
      {{"path", "string", "the file; relative to the workspace", true},
       {"content", "string", "the whole new content", true}}},
-    {"edit", "Edit a file in the sandbox",
+    {"edit",
+     "Edit a file in the sandbox",
      "Replaces old_string by new_string in a file in the sandbox: an exact match, refused "
      "when it is not found, or found more than once without replace_all.",
      TOOL_WORKER,
@@ -57,7 +61,8 @@ static const struct tool tools[] = {
       {"old_string", "string", "the text to replace, exactly as it is in the file", true},
       {"new_string", "string", "the text to put in its place", true},
       {"replace_all", "boolean", "replace every occurrence (default false)", false}}},
-    {"glob", "Find files in the sandbox",
+    {"glob",
+     "Find files in the sandbox",
      "Lists the paths under path (default: the workspace) that match a glob pattern; ** "
      "spans directories (\"**/*.c\"). .git is not searched; links are not followed.",
      TOOL_WORKER,
@@ -66,7 +71,8 @@ static const struct tool tools[] = {
      false,
      {{"pattern", "string", "the glob, matched against paths relative to path", true},
       {"path", "string", "the directory to search (default: the workspace)", false}}},
-    {"grep", "Search file contents in the sandbox",
+    {"grep",
+     "Search file contents in the sandbox",
      "Lists the lines (FILE:LINE:TEXT) that match a POSIX extended regular expression in "
      "the files under path (or in path, a file); glob filters the files by name. Binary "
      "files and .git are skipped.",
@@ -78,7 +84,8 @@ static const struct tool tools[] = {
       {"path", "string", "a directory or a file (default: the workspace)", false},
       {"glob", "string", "only files whose name (or path, with a /) matches", false},
       {"ignore_case", "boolean", "match without regard to case", false}}},
-    {"ls", "List a directory in the sandbox",
+    {"ls",
+     "List a directory in the sandbox",
      "Lists a directory as the sandbox sees it, a name a line (/ after a directory, @ "
      "after a link).",
      TOOL_WORKER,
@@ -86,7 +93,8 @@ static const struct tool tools[] = {
      true,
      false,
      {{"path", "string", "the directory (default: the workspace)", false}}},
-    {"request_grant", "Ask for a path",
+    {"request_grant",
+     "Ask for a path",
      "Asks the human, through umwelt's relay, for a host path to appear in the sandbox at "
      "the same place, read-only (ro) or writable (rw). Waits until they decide.",
      TOOL_RELAY,
@@ -96,7 +104,8 @@ static const struct tool tools[] = {
      {{"path", "string", "the absolute host path", true},
       {"mode", "string", "ro or rw (default ro)", false},
       {"why", "string", "why the work needs it, for the human", true}}},
-    {"host_action", "Ask to run a host action",
+    {"host_action",
+     "Ask to run a host action",
      "Asks the human to run a named action from the host's table (host_actions lists them) "
      "with the given parameters; returns its output and exit status.",
      TOOL_RELAY,
@@ -106,14 +115,16 @@ static const struct tool tools[] = {
      {{"name", "string", "the action's name", true},
       {"params", "object", "the action's parameters, NAME: VALUE", false},
       {"why", "string", "why the work needs it, for the human", true}}},
-    {"host_actions", "List host actions",
+    {"host_actions",
+     "List host actions",
      "Lists the host actions this project may ask for, their parameters and values.",
      TOOL_RELAY,
      RELAY_ACTIONS,
      true,
      false,
      {{0}}},
-    {"request_egress", "Ask for a network destination",
+    {"request_egress",
+     "Ask for a network destination",
      "Asks the human to open an egress rule (host[:port][/path-glob]) through the project's "
      "gateway, live.",
      TOOL_RELAY,
@@ -122,7 +133,8 @@ static const struct tool tools[] = {
      false,
      {{"rule", "string", "host[:port][/path-glob]", true},
       {"why", "string", "why the work needs it, for the human", true}}},
-    {"publish_port", "Ask to publish a port",
+    {"publish_port",
+     "Ask to publish a port",
      "Asks the human to publish a port the sandbox listens on at the host's loopback.",
      TOOL_RELAY,
      RELAY_INGRESS,
@@ -130,14 +142,16 @@ static const struct tool tools[] = {
      false,
      {{"port", "integer", "the port, 1 to 65535", true},
       {"why", "string", "why, for the human", true}}},
-    {"note", "Leave a note",
+    {"note",
+     "Leave a note",
      "Leaves a note for the human in the relay's log, without asking anything.",
      TOOL_RELAY,
      RELAY_NOTE,
      false,
      false,
      {{"text", "string", "the note", true}}},
-    {"status", "What the sandbox was given",
+    {"status",
+     "What the sandbox was given",
      "Lists what the relay gave this sandbox live: grants, egress rules, ports.",
      TOOL_RELAY,
      RELAY_STATUS,
@@ -218,7 +232,8 @@ int mcp_tool_host(yajl_val args, struct umw_error **err)
         const char *host = umw_json_member_str(args, "host", NULL);
         char self[256] = "";
         if (umw_json_member(args, "host") && !host)
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "arguments.host: expected a string");
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
+                                "arguments: .host: expected a string");
         gethostname(self, sizeof(self) - 1);
         if (!host || !*host || strcmp(host, "local") == 0 || strcmp(host, "localhost") == 0 ||
             strcmp(host, self) == 0)
@@ -236,12 +251,12 @@ static int copy_arg(yajl_val args, const char *key, bool required, char *out, si
         if (!v && !required)
                 return 0;
         if (!YAJL_IS_STRING(v))
-                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "arguments.%s: expected a string%s",
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "arguments: .%s: expected a string%s",
                                 key, v ? "" : " (it is required)");
         const char *text = YAJL_GET_STRING(v);
         if (!text || strlen(text) >= size)
                 return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
-                                "arguments.%s: expected at most %zu bytes", key, size - 1);
+                                "arguments: .%s: expected at most %zu bytes", key, size - 1);
         snprintf(out, size, "%s", text);
         return 0;
 }
@@ -253,14 +268,14 @@ static int action_params(yajl_val args, struct relay_request *q, struct umw_erro
                 return 0;
         if (!YAJL_IS_OBJECT(params) || params->u.object.len > (size_t)RELAY_PARAMS_MAX)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "arguments.params: expected an object of at most %d strings",
+                                "arguments: .params: expected an object of at most %d strings",
                                 RELAY_PARAMS_MAX);
         for (size_t i = 0; i < params->u.object.len; i++) {
                 struct relay_param *p = &q->params[q->n_params++];
                 const char *name = params->u.object.keys[i];
                 if (strlen(name) > RELAY_PARAM_NAME_MAX)
                         return umw_fail(err, UMW_EXIT_CONFIG, E2BIG,
-                                        "arguments.params: a name over %d bytes",
+                                        "arguments: .params: a name over %d bytes",
                                         RELAY_PARAM_NAME_MAX);
                 snprintf(p->name, sizeof(p->name), "%s", name);
                 int r = copy_arg(params, name, true, p->value, sizeof(p->value), err);
@@ -275,7 +290,7 @@ static int port_arg(yajl_val args, struct relay_request *q, struct umw_error **e
         yajl_val v = umw_json_member(args, "port");
         if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 65535)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                                "arguments.port: expected an integer from 1 to 65535");
+                                "arguments: .port: expected an integer from 1 to 65535");
         q->port = (uint32_t)YAJL_GET_INTEGER(v);
         return 0;
 }
@@ -287,7 +302,7 @@ static int grant_args(yajl_val args, struct relay_request *q, struct umw_error *
         if (r >= 0)
                 r = copy_arg(args, "mode", false, mode, sizeof(mode), err);
         if (r >= 0 && strcmp(mode, "ro") != 0 && strcmp(mode, "rw") != 0)
-                r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "arguments.mode: expected ro or rw");
+                r = umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "arguments: .mode: expected ro or rw");
         q->rw = strcmp(mode, "rw") == 0;
         return r;
 }

@@ -21,11 +21,11 @@
 
 extern char **environ;
 
-#define COMMANDS_MAX     16 /* bash calls running at once */
-#define TIMEOUT_DEFAULT  120
-#define TIMEOUT_MAX      3600
-#define OUTPUT_MAX       (64u << 10) /* bytes kept of each stream of a command */
-#define WORKER_NAME      "umwelt-mcp"
+#define COMMANDS_MAX    16 /* bash calls running at once */
+#define TIMEOUT_DEFAULT 120
+#define TIMEOUT_MAX     3600
+#define OUTPUT_MAX      (64u << 10) /* bytes kept of each stream of a command */
+#define WORKER_NAME     "umwelt-mcp"
 
 /* A bash call running under its supervisor. */
 struct command {

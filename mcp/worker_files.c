@@ -159,8 +159,8 @@ static int replaced(const char *text, size_t n, const char *old, const char *new
         return mcp_text_add(out, p, n - (size_t)(p - text));
 }
 
-static int edit_checks(const char *path, const char *old, const char *new, size_t count,
-                       bool all, struct umw_error **err)
+static int edit_checks(const char *path, const char *old, const char *new, size_t count, bool all,
+                       struct umw_error **err)
 {
         if (!*old)
                 return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: old_string is empty", path);

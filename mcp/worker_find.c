@@ -69,15 +69,14 @@ struct walk {
         walk_fn file; /* called for each entry that is not a directory */
         void *ctx;
         size_t visits;
-        bool stop;       /* the callback has all it may answer */
-        size_t unread;   /* directories that could not be read */
+        bool stop;     /* the callback has all it may answer */
+        size_t unread; /* directories that could not be read */
         char rel[PATH_MAX];
 };
 
 static int walk_dir(struct walk *w, int dirfd, size_t rel_len, int depth);
 
-static void walk_entry(struct walk *w, int dirfd, const struct dirent *e, size_t rel_len,
-                       int depth)
+static void walk_entry(struct walk *w, int dirfd, const struct dirent *e, size_t rel_len, int depth)
 {
         size_t n = strlen(e->d_name);
         if (rel_len + n + 2 > sizeof(w->rel))
@@ -261,8 +260,7 @@ static int grep_one(struct walk *w, int dirfd, const char *name, const char *rel
         return grep_fd(g, fd, shown);
 }
 
-static int grep_compile(struct grep_ctx *g, const char *pattern, bool icase,
-                        struct umw_error **err)
+static int grep_compile(struct grep_ctx *g, const char *pattern, bool icase, struct umw_error **err)
 {
         int rc = regcomp(&g->re, pattern, REG_EXTENDED | REG_NEWLINE | (icase ? REG_ICASE : 0));
         if (rc == 0)
@@ -270,7 +268,7 @@ static int grep_compile(struct grep_ctx *g, const char *pattern, bool icase,
         char why[256];
         regerror(rc, &g->re, why, sizeof(why));
         return umw_fail(err, UMW_EXIT_CONFIG, EINVAL,
-                        "arguments.pattern: expected a POSIX extended regular expression (%s)",
+                        "arguments: .pattern: expected a POSIX extended regular expression (%s)",
                         why);
 }
 

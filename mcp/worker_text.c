@@ -48,7 +48,7 @@ void mcp_text_free(struct mcp_text *t)
         *t = (struct mcp_text){0};
 }
 
-/* Argument errors read "arguments.NAME: expected WHAT". */
+/* Argument errors read "arguments: .NAME: expected WHAT". */
 static struct umw_jloc arg_loc(struct umw_jloc *root, const char *key)
 {
         umw_jloc_init_at(root, "arguments", NULL);

@@ -74,6 +74,11 @@ configure_in() {
 # shellcheck disable=SC2086
 install_missing $build_deps
 [ "$mode" = check ] && install_missing $test_deps
+# npm fetches the MCP clients and harnesses the tests drive (tests/npm/);
+# Debian's nodejs comes without it, NodeSource's with it.
+if [ "$mode" = check ] && ! command -v npm >/dev/null; then
+        install_missing npm
+fi
 
 cd "$here"
 [ -x configure ] || autoreconf -fi >/dev/null
