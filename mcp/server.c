@@ -3,7 +3,6 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "face/sandbox.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -142,11 +141,9 @@ static void finish(struct server *S)
 int mcp_serve(const struct mcp_server_opts *o, struct umw_error **err)
 {
         struct server S = {.o = o, .link = MCP_LINK_INIT, .in = {.fd = STDIN_FILENO}};
-        _cleanup_free_ char *workspace = NULL;
         for (size_t i = 0; i < CALLS_MAX; i++)
                 S.calls[i].ask.fd = -1;
-        int r = sandbox_relay_socket(o->target.project, &S.relay_socket, &workspace, err);
-        _cleanup_close_ int signals = r < 0 ? r : signals_open(err);
+        _cleanup_close_ int signals = signals_open(err);
         if (signals < 0)
                 return signals;
         loop(&S, signals);

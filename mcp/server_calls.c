@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "face/sandbox.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -169,6 +170,16 @@ static int worker_request(struct server *S, struct call *c, yajl_val args, struc
         return mcp_link_send(&S->link, line, len + 1, err);
 }
 
+/* The sandbox's door, found at the first question: the relay's
+ * directory exists once a sandbox was brought up. */
+static int relay_socket(struct server *S, struct umw_error **err)
+{
+        _cleanup_free_ char *workspace = NULL;
+        if (S->relay_socket)
+                return 0;
+        return sandbox_relay_socket(S->o->target.project, &S->relay_socket, &workspace, err);
+}
+
 void server_call_start(struct server *S, struct call *c, yajl_val args)
 {
         _cleanup_error_ struct umw_error *err = NULL;
@@ -176,7 +187,8 @@ void server_call_start(struct server *S, struct call *c, yajl_val args)
         int r = mcp_tool_host(args, &err);
         if (r >= 0 && c->tool->side == TOOL_WORKER)
                 r = worker_request(S, c, args, &err);
-        else if (r >= 0 && (r = mcp_tool_request(c->tool, args, &q, &err)) >= 0)
+        else if (r >= 0 && (r = mcp_tool_request(c->tool, args, &q, &err)) >= 0 &&
+                 (r = relay_socket(S, &err)) >= 0)
                 r = mcp_ask_start(S->relay_socket, &q, &c->ask, &err);
         if (r < 0)
                 server_result_text(S, c, err->msg, strlen(err->msg), true);

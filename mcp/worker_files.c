@@ -138,6 +138,8 @@ int worker_write(yajl_val args, struct mcp_text *out, struct umw_error **err)
 static size_t count_of(const char *hay, size_t n, const char *needle, size_t k)
 {
         size_t count = 0;
+        if (k == 0)
+                return 0;
         for (const char *p = hay; (p = memmem(p, n - (size_t)(p - hay), needle, k)); p += k)
                 count++;
         return count;
@@ -188,6 +190,8 @@ int worker_edit(yajl_val args, struct mcp_text *out, struct umw_error **err)
             (r = worker_arg_str(args, "new_string", true, &new, err)) < 0 ||
             (r = worker_arg_bool(args, "replace_all", &all, err)) < 0)
                 return r;
+        if (!*old)
+                return umw_fail(err, UMW_EXIT_CONFIG, EINVAL, "%s: old_string is empty", path);
         _cleanup_close_ int fd = open_regular(path, O_RDWR, err);
         _cleanup_free_ char *text = NULL;
         size_t n;
