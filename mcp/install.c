@@ -30,7 +30,9 @@ static int parse_args(int argc, char **argv, struct install_opts *o, struct umw_
             {0},
         };
         *o = (struct install_opts){.project = "."};
-        o->uninstall = argc > 0 && strcmp(argv[0], "uninstall") == 0;
+        if (argc < 1 || (strcmp(argv[0], "install") != 0 && strcmp(argv[0], "uninstall") != 0))
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "expected install or uninstall");
+        o->uninstall = strcmp(argv[0], "uninstall") == 0;
         optind = 1;
         opterr = 0;
         int c;

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ALREADY      "already installed, nothing to change"
+#define NOTHING_LEFT "nothing of the install was left to undo"
+
 /* What one run holds: the plan, the files, the record, what it says. */
 struct run {
         const struct install_opts *o;
@@ -122,8 +125,9 @@ static bool changed(const struct cfile *f)
                memcmp(f->text.s, f->orig.s, f->orig.len);
 }
 
-static int print_diffs(struct run *r, bool removing, struct umw_error **err)
+static int print_diffs(struct run *r, bool removing, const char *nothing, struct umw_error **err)
 {
+        bool any = false;
         for (size_t i = 0; i < r->nfiles; i++) {
                 struct cfile *f = &r->files[i];
                 bool gone = removing && !f->text.s;
@@ -134,7 +138,10 @@ static int print_diffs(struct run *r, bool removing, struct umw_error **err)
                                     gone ? "/dev/null" : f->path, gone ? &none : &f->text);
                 if (rc < 0)
                         return umw_fail_sys(err, -rc, "diff %s", f->path);
+                any = true;
         }
+        if (!any)
+                printf("%s in %s: %s\n", r->o->harness, r->o->project_abs, nothing);
         return 0;
 }
 
@@ -157,12 +164,12 @@ static int install_files(struct run *r, struct umw_error **err)
                         return rc;
         }
         if (r->o->dry_run)
-                return print_diffs(r, false, err);
+                return print_diffs(r, false, ALREADY, err);
         int rc = record_write(r->record, r->o->harness, r->o->project_abs, &r->out, err);
         for (size_t i = 0; rc == 0 && i < r->nfiles; i++)
                 if (changed(&r->files[i]))
                         rc = cfile_write(&r->files[i], err);
-        if (rc < 0 || (rc = finish(r, "already installed, nothing to change", err)) < 0)
+        if (rc < 0 || (rc = finish(r, ALREADY, err)) < 0)
                 return rc;
         if (r->plan.note)
                 printf("note: %s\n", r->plan.note);
@@ -289,9 +296,9 @@ static int uninstall_files(struct run *r, struct umw_error **err)
                         return rc;
         }
         if (r->o->dry_run)
-                return print_diffs(r, true, err);
+                return print_diffs(r, true, NOTHING_LEFT, err);
         int rc = write_back(r, err);
-        return rc < 0 ? rc : finish(r, "nothing of the install was left to undo", err);
+        return rc < 0 ? rc : finish(r, NOTHING_LEFT, err);
 }
 
 int install_undo(const struct install_opts *o, struct umw_error **err)
