@@ -86,6 +86,19 @@ static char *rel_name(const struct cfile *f)
                                                                                               : rel;
 }
 
+/* An edit of f's text (rel: its name in the record), lines said to the
+ * run's log. */
+static struct edit edit_of(struct run *r, const struct hfile *h, struct cfile *f, const char *rel,
+                           struct umw_error **err)
+{
+        return (struct edit){.file = f->path,
+                             .rel = rel,
+                             .jsonc = h->jsonc,
+                             .t = &f->text,
+                             .log = r->logf,
+                             .err = err};
+}
+
 static int edit_file(struct run *r, const struct hfile *h, struct cfile *f, struct umw_error **err)
 {
         _cleanup_free_ char *rel = rel_name(f);
@@ -95,14 +108,9 @@ static int edit_file(struct run *r, const struct hfile *h, struct cfile *f, stru
                                : text_set(&f->text, h->skeleton, strlen(h->skeleton));
         if (rc < 0)
                 return umw_fail_sys(err, -rc, "%s", f->path);
-        struct edit e = {.file = f->path,
-                         .rel = rel,
-                         .jsonc = h->jsonc,
-                         .t = &f->text,
-                         .prior = &r->prior,
-                         .out = &r->out,
-                         .log = r->logf,
-                         .err = err};
+        struct edit e = edit_of(r, h, f, rel, err);
+        e.prior = &r->prior;
+        e.out = &r->out;
         /* A directory's change names it as its file. */
         struct edit dir = e;
         dir.rel = h->dir;
@@ -212,12 +220,7 @@ static int undo_changes(struct run *r, const struct hfile *h, struct cfile *f, c
         int rc = text_set(&f->text, f->orig.s, f->orig.len);
         if (rc < 0)
                 return umw_fail_sys(err, -rc, "%s", f->path);
-        struct edit e = {.file = f->path,
-                         .rel = rel,
-                         .jsonc = h->jsonc,
-                         .t = &f->text,
-                         .log = r->logf,
-                         .err = err};
+        struct edit e = edit_of(r, h, f, rel, err);
         for (size_t i = r->prior.n; i-- > 0;) {
                 const struct change *c = &r->prior.v[i];
                 if (strcmp(c->file, rel) != 0)

@@ -52,6 +52,12 @@ static int table(struct edit *e, const char *const *path, size_t n)
         return edit_change(e, CH_TABLE, path, n, NULL, NULL, made ? "" : NULL);
 }
 
+/* What is said of a value set: nothing where it was so already. */
+static const char *done(bool same, const char *old)
+{
+        return same ? NULL : old ? "set" : "added";
+}
+
 static int set_key(struct edit *e, const struct step *st)
 {
         int r = st->n > 1 ? table(e, st->path, st->n - 1) : 0;
@@ -73,10 +79,7 @@ static int set_key(struct edit *e, const struct step *st)
         tdoc_free(&d);
         if (r < 0)
                 return r == -ENOMEM ? edit_nomem(e) : r;
-        return edit_change(e, CH_TOML_KEY, st->path, st->n, st->value, old,
-                           same  ? NULL
-                           : old ? "set"
-                                 : "added");
+        return edit_change(e, CH_TOML_KEY, st->path, st->n, st->value, old, done(same, old));
 }
 
 /* [path] holds exactly st->value's lines; a new one goes after the last
@@ -108,10 +111,7 @@ static int set_table(struct edit *e, const struct step *st)
         tdoc_free(&d);
         if (r < 0)
                 return r == -ENOMEM ? edit_nomem(e) : r;
-        return edit_change(e, CH_TOML_BODY, st->path, st->n, st->value, old,
-                           same  ? NULL
-                           : old ? "set"
-                                 : "added");
+        return edit_change(e, CH_TOML_BODY, st->path, st->n, st->value, old, done(same, old));
 }
 
 int step_apply_toml(struct edit *e, const struct step *st)

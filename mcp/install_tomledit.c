@@ -22,19 +22,16 @@ static bool bare(const char *k)
 
 char *toml_key(const char *const *key, size_t n)
 {
-        char *out = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&out, &len);
-        if (!f)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *q = bare(key[i]) ? NULL : json_quote(key[i]);
-                fprintf(f, "%s%s", i ? "." : "", q ? q : key[i]);
-        }
-        if (fclose(f) == 0)
-                return out;
-        free(out);
-        return NULL;
+        char *parts[8] = {0}, *out = NULL;
+        size_t i = 0;
+        while (i < n && i < ARRAY_SIZE(parts) &&
+               (parts[i] = bare(key[i]) ? strdup(key[i]) : json_quote(key[i])))
+                i++;
+        if (i == n)
+                out = text_dotted((const char *const *)parts, n);
+        while (i-- > 0)
+                free(parts[i]);
+        return out;
 }
 
 static int splice_str(struct text *t, size_t at, size_t del, const char *ins)
