@@ -66,7 +66,7 @@ static int skip_ws(struct jparse *p)
         return 0;
 }
 
-static int put_utf8(char *out, size_t *n, uint32_t cp)
+static void put_utf8(char *out, size_t *n, uint32_t cp)
 {
         if (cp < 0x80) {
                 out[(*n)++] = (char)cp;
@@ -83,7 +83,6 @@ static int put_utf8(char *out, size_t *n, uint32_t cp)
                 out[(*n)++] = (char)(0x80 | (cp >> 6 & 0x3f));
                 out[(*n)++] = (char)(0x80 | (cp & 0x3f));
         }
-        return 0;
 }
 
 static int hex4(struct jparse *p, size_t at, uint32_t *out)
@@ -137,14 +136,19 @@ static int escape(struct jparse *p, char *out, size_t *n)
                 return fail(p, p->pos - 1, "unknown escape in a string");
         uint32_t cp;
         int r = unicode_escape(p, &cp);
-        return r < 0 ? r : put_utf8(out, n, cp);
+        if (r == 0)
+                put_utf8(out, n, cp);
+        return r;
 }
 
 /* A string at p->pos (its opening quote), decoded into *out. */
 static int string(struct jparse *p, char **out)
 {
-        size_t at = p->pos++;
-        _cleanup_free_ char *buf = malloc(p->len - at + 1);
+        size_t at = p->pos++, end = p->pos;
+        /* Decoded, a string is no longer than written. */
+        while (end < p->len && p->s[end] != '"' && p->s[end] != '\n')
+                end += p->s[end] == '\\' ? 2 : 1;
+        _cleanup_free_ char *buf = malloc(end - at + 1);
         if (!buf)
                 return umw_fail_sys(p->err, ENOMEM, "%s", p->file);
         size_t n = 0;

@@ -60,6 +60,18 @@ static int text_of(struct edit *e, const struct jnode *v, char **out)
         return *out ? 0 : edit_nomem(e);
 }
 
+static int append_member(struct edit *e, const struct step *st)
+{
+        struct jnode root;
+        int r = parse(e, &root);
+        if (r < 0)
+                return r;
+        struct jnode *obj = jnode_path(&root, st->path, st->n - 1);
+        r = json_insert(e->t, obj, obj->n, st->path[st->n - 1], st->value, false);
+        jnode_free(&root);
+        return r == -ENOMEM ? edit_nomem(e) : r;
+}
+
 /* Whether a member after idx has a wildcard key ("*", "b?sh"): one that
  * may match what idx's key names. */
 static bool wildcard_after(const struct jnode *obj, size_t idx)
@@ -91,25 +103,16 @@ static int set_member(struct edit *e, const struct step *st, bool last)
                 jnode_free(&root);
                 return r < 0 ? r : edit_nomem(e);
         }
-        if (same && !moved)
-                r = 0;
-        else if (m && !moved)
+        if (m && !same && !moved)
                 r = json_replace(e->t, m, st->value);
-        else if (m)
+        else if (moved)
                 r = json_remove(e->t, obj, idx);
-        else
-                r = json_insert(e->t, obj, obj->n, st->path[st->n - 1], st->value, false);
         jnode_free(&root);
-        if (r == 0 && moved) {
-                /* Removed above; now appended. */
-                if ((r = parse(e, &root)) < 0)
-                        return r;
-                obj = jnode_path(&root, st->path, st->n - 1);
-                r = json_insert(e->t, obj, obj->n, st->path[st->n - 1], st->value, false);
-                jnode_free(&root);
-        }
         if (r < 0)
                 return r == -ENOMEM ? edit_nomem(e) : r;
+        /* A new member, or one moved: appended to its object. */
+        if ((!m || moved) && (r = append_member(e, st)) < 0)
+                return r;
         struct change c;
         if (change_make(&c, CH_MEMBER, e->rel, st->path, st->n, st->value, old) < 0)
                 return edit_nomem(e);
