@@ -171,17 +171,22 @@ static int install_files(struct run *r, struct umw_error **err)
                 if (rc < 0 || (rc = edit_file(r, &r->plan.files[i], &r->files[i], err)) < 0)
                         return rc;
         }
-        if (r->o->dry_run)
-                return print_diffs(r, false, ALREADY, err);
-        int rc = record_write(r->record, r->o->harness, r->o->project_abs, &r->out, err);
-        for (size_t i = 0; rc == 0 && i < r->nfiles; i++)
-                if (changed(&r->files[i]))
-                        rc = cfile_write(&r->files[i], err);
-        if (rc < 0 || (rc = finish(r, ALREADY, err)) < 0)
-                return rc;
-        if (r->plan.note)
+        int rc;
+        if (r->o->dry_run) {
+                rc = print_diffs(r, false, ALREADY, err);
+        } else {
+                rc = record_write(r->record, r->o->harness, r->o->project_abs, &r->out, err);
+                for (size_t i = 0; rc == 0 && i < r->nfiles; i++)
+                        if (changed(&r->files[i]))
+                                rc = cfile_write(&r->files[i], err);
+                if (rc == 0)
+                        rc = finish(r, ALREADY, err);
+        }
+        if (rc == 0 && r->plan.notes)
+                rc = r->plan.notes(&r->files[0], stdout, err);
+        if (rc == 0 && r->plan.note)
                 printf("note: %s\n", r->plan.note);
-        return 0;
+        return rc;
 }
 
 int install_do(const struct install_opts *o, struct umw_error **err)

@@ -67,7 +67,7 @@ struct jnode {
 int jdoc_parse(const char *file, const char *s, size_t len, bool jsonc, bool object,
                struct jnode *root, struct umw_error **err);
 void jnode_free(struct jnode *v);
-/* The member of obj under key, or NULL (also when obj is no object). */
+/* The member of obj under key, or NULL (also when obj is NULL or no object). */
 struct jnode *jnode_member(const struct jnode *obj, const char *key);
 /* The value at path below root, or NULL. */
 struct jnode *jnode_path(struct jnode *root, const char *const *path, size_t n);
@@ -304,6 +304,9 @@ struct plan {
         size_t nfiles;
         char *values[2];  /* what the steps' values point into (owned) */
         const char *note; /* said after an install */
+        /* What the harness's own configuration can give back of what was
+         * denied, said after an install (of the first file), or NULL. */
+        int (*notes)(const struct cfile *f, FILE *out, struct umw_error **err);
 };
 
 /* harness's plan for an entry running self --project project; an unknown
@@ -311,6 +314,12 @@ struct plan {
 int plan_make(const char *harness, const char *self, const char *project, struct plan *p,
               struct umw_error **err);
 void plan_free(struct plan *p);
+
+/* ---- install_notes.c */
+
+/* Notes on out for each rule of OpenCode's that would give back bash or
+ * edit after install: an agent's own, those of a file read after f. */
+int notes_opencode(const struct cfile *f, FILE *out, struct umw_error **err);
 
 /* ---- install_apply.c: install and uninstall */
 

@@ -378,7 +378,7 @@ void jnode_free(struct jnode *v)
 
 struct jnode *jnode_member(const struct jnode *obj, const char *key)
 {
-        if (obj->kind != JK_OBJECT)
+        if (!obj || obj->kind != JK_OBJECT)
                 return NULL;
         for (size_t i = 0; i < obj->n; i++)
                 if (strcmp(obj->items[i].key, key) == 0)

@@ -23,6 +23,7 @@ static int opencode(struct plan *p, const char *self, const char *project)
         _cleanup_free_ char *self_q = json_quote(self), *project_q = json_quote(project);
         if (!self_q || !project_q)
                 return -ENOMEM;
+        p->notes = notes_opencode;
         struct hfile *f = &p->files[p->nfiles++];
         *f = (struct hfile){
             .names = {"opencode.json", "opencode.jsonc"}, .jsonc = true, .skeleton = "{}\n"};

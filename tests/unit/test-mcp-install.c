@@ -180,6 +180,21 @@ Test(opencode, a_new_file_goes_with_uninstall, .init = setup, .fini = teardown)
         cr_expect_null(gone);
 }
 
+Test(opencode, rules_that_give_bash_back_are_named, .init = setup, .fini = teardown)
+{
+        put("opencode.json", "{\n  \"agent\": {\n    \"build\": {\"permission\": {\"bash\": "
+                             "\"allow\"}},\n    \"plan\": {\"permission\": {\"edit\": "
+                             "\"deny\"}}\n  }\n}\n");
+        put(".opencode/opencode.jsonc", "{\"tools\": {\"write\": true}}\n");
+        _cleanup_free_ char *out = NULL;
+        cr_assert_eq(run("install", "opencode", NULL, &out), 0, "%s", out);
+        cr_expect(strstr(out, "/opencode.json:3:38: agent.build.permission.bash overrides "
+                              "install's denial"),
+                  "%s", out);
+        cr_expect(strstr(out, "/.opencode/opencode.jsonc:1:21: tools.write overrides"), "%s", out);
+        cr_expect_null(strstr(out, "agent.plan"), "a denial is no note: %s", out);
+}
+
 /* ---- Claude Code */
 
 static const char mcp_json[] = "{\n"
