@@ -2,6 +2,7 @@
  * sandbox (mcp/server.h), the worker it runs there (mcp/worker.h), and
  * its installer into agent harnesses. See umwelt-mcp(1). */
 #include "src/opts.h"
+#include "mcp/install.h"
 #include "mcp/server.h"
 #include "mcp/worker.h"
 #include "common/error.h"
@@ -122,6 +123,19 @@ static int serve(int argc, char **argv, struct umw_error **err)
         return r;
 }
 
+/* The entry a harness starts names this binary by its real path. */
+static int install(int argc, char **argv)
+{
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n < 0) {
+                perror("umwelt-mcp: /proc/self/exe");
+                return UMW_EXIT_FAILURE;
+        }
+        self[n] = '\0';
+        return mcp_install_main(argc, argv, self);
+}
+
 int main(int argc, char **argv)
 {
         struct umw_error *err = NULL;
@@ -133,6 +147,8 @@ int main(int argc, char **argv)
         /* Inside the sandbox, exec'd by umwelt-mcp from its sealed copy. */
         if (argc == 2 && strcmp(argv[1], "worker") == 0)
                 return mcp_worker_main();
+        if (argc >= 2 && (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "uninstall") == 0))
+                return install(argc - 1, argv + 1);
         int r = serve(argc, argv, &err);
         return r >= 0 ? r : umw_log_exit(err);
 }
