@@ -233,6 +233,21 @@ int sandbox_locate(struct sandbox *s, const char *project, struct umw_error **er
         return sandbox_for_workspace(s, s->project.workspace, err);
 }
 
+int sandbox_relay_socket(const char *project, char **out, char **workspace, struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        _cleanup_free_ char *dir = NULL;
+        int r = sandbox_locate(&s, project, err);
+        if (r < 0 || (r = sandbox_relay_sandbox_dir(s.project.container_id, &dir, err)) < 0)
+                return r;
+        if (asprintf(out, "%s/door/relay.sock", dir) < 0) {
+                *out = NULL;
+                return umw_fail_sys(err, ENOMEM, "relay socket");
+        }
+        *workspace = TAKE_PTR(s.project.workspace);
+        return 0;
+}
+
 struct runtime_opts sandbox_runtime(const struct sandbox *s, const struct runtime_opts *rt)
 {
         struct runtime_opts out = *rt;

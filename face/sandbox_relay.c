@@ -279,21 +279,6 @@ int sandbox_relay_sandbox_dir(const char *id, char **out, struct umw_error **err
         return 0;
 }
 
-int sandbox_relay_socket(const char *project, char **out, char **workspace, struct umw_error **err)
-{
-        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
-        _cleanup_free_ char *dir = NULL;
-        int r = sandbox_locate(&s, project, err);
-        if (r < 0 || (r = sandbox_relay_sandbox_dir(s.project.container_id, &dir, err)) < 0)
-                return r;
-        if (asprintf(out, "%s/door/relay.sock", dir) < 0) {
-                *out = NULL;
-                return umw_fail_sys(err, ENOMEM, "relay socket");
-        }
-        *workspace = TAKE_PTR(s.project.workspace);
-        return 0;
-}
-
 static int add_rule(char **rules, size_t n, const char *line, struct umw_error **err)
 {
         struct egress_rule rule;

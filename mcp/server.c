@@ -14,13 +14,6 @@
 
 #define TICK_MS 1000 /* progress, while a call that asked for it runs */
 
-void server_write(struct server *S, yajl_gen g)
-{
-        /* The harness is gone, or we are out of memory: nothing to serve. */
-        if (mcp_send(STDOUT_FILENO, g) < 0)
-                S->stop = true;
-}
-
 static void on_line(void *ctx, char *line, size_t len)
 {
         server_message(ctx, line, len);

@@ -1,5 +1,6 @@
-/* The server's state, shared by its loop (server.c) and its methods
- * (server_methods.c). */
+/* The server's state, shared by its files, each using only those below
+ * it: the loop (server.c), the methods (server_methods.c), the calls in
+ * flight (server_calls.c), what is written (server_out.c). */
 #ifndef UMW_MCP_SERVER_INT_H
 #define UMW_MCP_SERVER_INT_H
 
@@ -44,18 +45,20 @@ struct server {
         bool stop;
 };
 
-/* One message from the harness (server_methods.c). */
+/* server_methods.c: one message from the harness. */
 void server_message(struct server *S, char *line, size_t len);
 void server_too_long(struct server *S);
 
-/* A call's end: its result written (g: a result begun by
+/* server_out.c: a message written (the harness gone: the server stops);
+ * a call's end: its result written (g: a result begun by
  * server_result_begin), its slot freed. */
 yajl_gen server_result_begin(struct call *c);
 void server_result_end(struct server *S, struct call *c, yajl_gen g);
 /* A tool result of one text, isError as given, ending the call. */
 void server_result_text(struct server *S, struct call *c, const char *text, size_t len, bool error);
 void server_call_free(struct call *c);
-/* Frames from the worker, answered (server_calls.c). */
+void server_write(struct server *S, yajl_gen g);
+/* server_calls.c: frames from the worker, answered. */
 void server_frames(struct server *S);
 /* Every call in the worker ended with why (the worker is gone). */
 void server_worker_gone(struct server *S, const char *why);
@@ -67,6 +70,5 @@ void server_ask_ready(struct server *S, struct call *c);
 void server_tick(struct server *S);
 /* notifications/cancelled for the request id. */
 void server_cancel(struct server *S, yajl_val id);
-void server_write(struct server *S, yajl_gen g);
 
 #endif

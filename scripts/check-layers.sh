@@ -20,8 +20,9 @@ declare -A may=(
         [netns]="policy common"
         [runtime]="netns common"
         [face]="runtime netns policy common"
+        [mcp]="face runtime netns policy common"
 )
-layers=(common policy netns runtime face)
+layers=(common policy netns runtime face mcp)
 
 n=0
 fails=0
@@ -68,6 +69,7 @@ objects() {
         ls "$build"/libumwelt_"$layer".a 2>/dev/null
         [[ $layer == netns ]] && ls "$build"/libumwelt_tls.a "$build"/netns/umwelt_gateway-*.o 2>/dev/null
         [[ $layer == face ]] && ls "$build"/libumwelt_deliver.a "$build"/libumwelt_relay.a 2>/dev/null
+        [[ $layer == mcp ]] && ls "$build"/libumwelt_mcp_install.a 2>/dev/null
 }
 
 # Which layer defines each global symbol of the layers' objects.
@@ -106,6 +108,7 @@ check_symbols() {
 check_cycles() {
         local layer=$1 cycles bad=() archives=("$build/libumwelt_$1.a")
         [[ $layer == face ]] && archives+=("$build"/libumwelt_deliver.a)
+        [[ $layer == mcp ]] && archives+=("$build"/libumwelt_mcp_install.a)
         cycles=$(nm -A -P "${archives[@]}" 2>/dev/null | python3 -c '
 import re, sys
 defs, uses = {}, set()

@@ -20,8 +20,8 @@ static bool drain(struct mcp_frames *fr)
         struct umw_error *err = NULL;
         int r;
         while ((r = mcp_frames_next(fr, &f, &text, &text2, &err)) > 0) {
-                if (f.len > MCP_PAYLOAD_MAX || f.len2 > MCP_PAYLOAD_MAX ||
-                    text < fr->buf || text2 + f.len2 > fr->buf + fr->have)
+                if (f.len > MCP_PAYLOAD_MAX || f.len2 > MCP_PAYLOAD_MAX || text < fr->buf ||
+                    text2 + f.len2 > fr->buf + fr->have)
                         abort();
                 /* Touch every byte handed out. */
                 volatile char sum = 0;

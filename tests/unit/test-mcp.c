@@ -37,7 +37,8 @@ Test(mcp_rpc, classes)
         cr_assert_eq(parse_code("{\"id\":1,\"method\":\"ping\"}"), MCP_INVALID_REQUEST);
         cr_assert_eq(parse_code("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}"),
                      MCP_INVALID_REQUEST);
-        cr_assert_eq(parse_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}"), MCP_INVALID_REQUEST);
+        cr_assert_eq(parse_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}"),
+                     MCP_INVALID_REQUEST);
         cr_assert_eq(parse_code("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[]}"),
                      MCP_INVALID_REQUEST);
 }
@@ -141,23 +142,23 @@ static int request(const char *tool, const char *text, struct relay_request *q)
 Test(mcp_tools, asking_arguments)
 {
         struct relay_request q;
-        cr_assert_eq(request("request_grant", "{\"path\":\"/srv/d\",\"mode\":\"rw\",\"why\":\"w\"}", &q),
-                     0);
+        cr_assert_eq(
+            request("request_grant", "{\"path\":\"/srv/d\",\"mode\":\"rw\",\"why\":\"w\"}", &q), 0);
         cr_assert_eq(q.kind, RELAY_GRANT);
         cr_assert_eq(q.rw, 1);
-        cr_assert_lt(request("request_grant", "{\"path\":\"/srv/d\",\"mode\":\"x\",\"why\":\"w\"}", &q),
-                     0);
+        cr_assert_lt(
+            request("request_grant", "{\"path\":\"/srv/d\",\"mode\":\"x\",\"why\":\"w\"}", &q), 0);
         cr_assert_lt(request("request_grant", "{\"path\":\"/srv/d\"}", &q), 0);
         cr_assert_lt(request("publish_port", "{\"port\":0,\"why\":\"w\"}", &q), 0);
         cr_assert_eq(request("publish_port", "{\"port\":8080,\"why\":\"w\"}", &q), 0);
         cr_assert_eq(q.port, 8080);
-        cr_assert_eq(request("host_action", "{\"name\":\"t\",\"params\":{\"p\":\"v\"},\"why\":\"w\"}",
-                             &q),
-                     0);
+        cr_assert_eq(
+            request("host_action", "{\"name\":\"t\",\"params\":{\"p\":\"v\"},\"why\":\"w\"}", &q),
+            0);
         cr_assert_eq(q.n_params, 1);
         cr_assert_str_eq(q.params[0].value, "v");
-        cr_assert_lt(request("host_action", "{\"name\":\"t\",\"params\":{\"p\":1},\"why\":\"w\"}", &q),
-                     0);
+        cr_assert_lt(
+            request("host_action", "{\"name\":\"t\",\"params\":{\"p\":1},\"why\":\"w\"}", &q), 0);
         cr_assert_eq(request("status", "{}", &q), 0);
         cr_assert_lt(request("note", "{\"text\":\"a\\u0007b\"}", &q), 0);
 }
@@ -227,14 +228,17 @@ Test(mcp_worker, files, .init = in_dir, .fini = out_dir)
                "wrote 6 bytes to a/b/c.txt");
         EXPECT(worker_read, "{\"path\":\"a/b/c.txt\",\"offset\":2,\"limit\":1}", "y\n");
         EXPECT(worker_read, "{\"path\":\"a/b/c.txt\",\"offset\":9}", "");
-        EXPECT_ERROR(worker_edit, "{\"path\":\"a/b/c.txt\",\"old_string\":\"x\",\"new_string\":\"z\"}",
+        EXPECT_ERROR(worker_edit,
+                     "{\"path\":\"a/b/c.txt\",\"old_string\":\"x\",\"new_string\":\"z\"}",
                      "2 times");
-        EXPECT_ERROR(worker_edit, "{\"path\":\"a/b/c.txt\",\"old_string\":\"q\",\"new_string\":\"z\"}",
+        EXPECT_ERROR(worker_edit,
+                     "{\"path\":\"a/b/c.txt\",\"old_string\":\"q\",\"new_string\":\"z\"}",
                      "not in the file");
-        EXPECT_ERROR(worker_edit, "{\"path\":\"a/b/c.txt\",\"old_string\":\"\",\"new_string\":\"z\"}",
-                     "empty");
+        EXPECT_ERROR(worker_edit,
+                     "{\"path\":\"a/b/c.txt\",\"old_string\":\"\",\"new_string\":\"z\"}", "empty");
         EXPECT(worker_edit,
-               "{\"path\":\"a/b/c.txt\",\"old_string\":\"x\",\"new_string\":\"zz\",\"replace_all\":true}",
+               "{\"path\":\"a/b/"
+               "c.txt\",\"old_string\":\"x\",\"new_string\":\"zz\",\"replace_all\":true}",
                "replaced 2 occurrences in a/b/c.txt");
         EXPECT(worker_read, "{\"path\":\"a/b/c.txt\"}", "zz\ny\nzz\n");
         EXPECT(worker_ls, "{\"path\":\"a\"}", "b/\n");
