@@ -1,5 +1,6 @@
 /* The relay's clients (umwelt-relay(1)): a request from inside a sandbox
- * (`umwelt-run request`, later the MCP server's asking tools) and the
+ * (`umwelt-run request`; umwelt-mcp's asking tools send the same lines
+ * from the host, mcp/ask.c) and the
  * human side on the host (`umwelt-run relay pending|approve|deny|watch`),
  * and the list of host actions from either side (`relay actions`). */
 #ifndef UMW_FACE_RELAY_CLIENT_H
