@@ -248,6 +248,16 @@ int sandbox_relay_socket(const char *project, char **out, char **workspace, stru
         return 0;
 }
 
+int sandbox_audit_open(const char *project, int *fd, struct umw_error **err)
+{
+        _cleanup_sandbox_ struct sandbox s = SANDBOX_INIT;
+        int r = sandbox_locate(&s, project, err);
+        if (r < 0 || (r = sandbox_open_audit(&s, err)) < 0)
+                return r;
+        *fd = TAKE_FD(s.project.audit_fd);
+        return 0;
+}
+
 struct runtime_opts sandbox_runtime(const struct sandbox *s, const struct runtime_opts *rt)
 {
         struct runtime_opts out = *rt;

@@ -76,6 +76,11 @@ int sandbox_reload(const struct runtime_opts *rt, const struct sandbox_opts *o,
  * where umwelt-mcp's asking tools ask, as `request` from inside does. */
 int sandbox_relay_socket(const char *project, char **out, char **workspace, struct umw_error **err);
 
+/* The project's audit log (where every start, exec and stop of its
+ * sandbox is written) opened for appending (common/audit.h): umwelt-mcp
+ * adds a line for each tool call. */
+int sandbox_audit_open(const char *project, int *fd, struct umw_error **err);
+
 /* sandbox log: the project's audit log, as text (a line per event) or as
  * one JSON array of the events. */
 int sandbox_log(const char *project, bool json, struct umw_error **err);

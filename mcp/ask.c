@@ -179,7 +179,7 @@ static bool answer_text(FILE *f, enum relay_kind kind, yajl_val t, const struct 
         return kind == RELAY_ACTION && action_failed(t);
 }
 
-void mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line)
+bool mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line)
 {
         struct relay_answer a = {.status = RELAY_ERROR};
         yajl_val t = NULL;
@@ -207,4 +207,5 @@ void mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line)
         umw_jgen_key_bool(g, "isError", failed);
         free(out.p);
         yajl_tree_free(t);
+        return failed;
 }

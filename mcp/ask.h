@@ -30,8 +30,8 @@ int mcp_ask_start(const char *socket, const struct relay_request *q, struct mcp_
  * the request, or sent what is not an answer). */
 int mcp_ask_read(struct mcp_ask *a, const char **final, struct umw_error **err);
 /* The tool result's members for the final answer line: content and
- * isError. */
-void mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line);
+ * isError, which is returned. */
+bool mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line);
 void mcp_ask_close(struct mcp_ask *a);
 
 #endif

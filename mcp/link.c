@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,9 +152,17 @@ int mcp_link_start(struct mcp_link *l, const struct mcp_target *t, struct umw_er
         return spawn(l, rt, t, err);
 }
 
-int mcp_link_read(struct mcp_link *l, struct umw_error **err)
+/* The most a whole frame takes: past it, the event loop takes the frames
+ * read off before more is read (a worker that writes without end grows
+ * nothing). */
+#define FRAME_WHOLE_MAX (sizeof(struct mcp_frame) + 2 * (size_t)MCP_PAYLOAD_MAX)
+
+/* What is there to read, up to max bytes held. */
+static int read_some(struct mcp_link *l, size_t max, struct umw_error **err)
 {
         for (;;) {
+                if (l->frames.have - l->frames.skip >= max)
+                        return 0;
                 int r = mcp_frames_room(&l->frames, 65536, err);
                 if (r < 0)
                         return r;
@@ -170,13 +179,20 @@ int mcp_link_read(struct mcp_link *l, struct umw_error **err)
         }
 }
 
+int mcp_link_read(struct mcp_link *l, struct umw_error **err)
+{
+        return read_some(l, FRAME_WHOLE_MAX, err);
+}
+
 int mcp_link_send(struct mcp_link *l, const char *buf, size_t len, struct umw_error **err)
 {
         while (len > 0) {
                 struct pollfd p = {.fd = l->fd, .events = POLLIN | POLLOUT};
                 if (poll(&p, 1, -1) < 0 && errno != EINTR)
                         return umw_fail_errno(err, "worker: poll");
-                int r = p.revents & (POLLIN | POLLHUP) ? mcp_link_read(l, err) : 0;
+                /* The worker may be blocked writing to us until we read:
+                 * what it sends meanwhile is held whatever its size. */
+                int r = p.revents & (POLLIN | POLLHUP) ? read_some(l, SIZE_MAX, err) : 0;
                 if (r < 0)
                         return r;
                 if (!(p.revents & POLLOUT))

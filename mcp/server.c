@@ -129,11 +129,14 @@ static void finish(struct server *S)
         mcp_link_stop(&S->link, NULL);
         mcp_lines_free(&S->in);
         free(S->relay_socket);
+        if (S->audit_fd >= 0)
+                close(S->audit_fd);
 }
 
 int mcp_serve(const struct mcp_server_opts *o, struct umw_error **err)
 {
-        struct server S = {.o = o, .link = MCP_LINK_INIT, .in = {.fd = STDIN_FILENO}};
+        struct server S = {
+            .o = o, .audit_fd = -1, .link = MCP_LINK_INIT, .in = {.fd = STDIN_FILENO}};
         for (size_t i = 0; i < CALLS_MAX; i++)
                 S.calls[i].ask.fd = -1;
         _cleanup_close_ int signals = signals_open(err);

@@ -188,9 +188,8 @@ void server_ask_ready(struct server *S, struct call *c)
                 return;
         }
         yajl_gen g = server_result_begin(c);
-        if (g)
-                mcp_ask_result(g, c->tool->kind, line);
-        server_result_end(S, c, g);
+        bool failed = g ? mcp_ask_result(g, c->tool->kind, line) : true;
+        server_result_end(S, c, g, failed);
 }
 
 /* ------------------------------------------------------------ progress */
@@ -240,6 +239,7 @@ void server_cancel(struct server *S, yajl_val id)
                         _cleanup_error_ struct umw_error *err = NULL;
                         mcp_link_send(&S->link, line, (size_t)n, &err);
                 }
+                server_audit(S, c, "cancelled");
                 server_call_free(c);
         }
 }

@@ -33,11 +33,13 @@ struct call {
         struct mcp_ask ask; /* ask.fd >= 0: at the relay */
         struct timespec start;
         long long progress; /* notifications sent */
+        char *what;         /* its main argument, for the audit log */
 };
 
 struct server {
         const struct mcp_server_opts *o;
         char *relay_socket;
+        int audit_fd; /* the project's audit log; -1 until the first call ends */
         struct mcp_link link;
         struct call calls[CALLS_MAX];
         uint32_t next_seq;
@@ -53,11 +55,14 @@ void server_too_long(struct server *S);
  * a call's end: its result written (g: a result begun by
  * server_result_begin), its slot freed. */
 yajl_gen server_result_begin(struct call *c);
-void server_result_end(struct server *S, struct call *c, yajl_gen g);
+void server_result_end(struct server *S, struct call *c, yajl_gen g, bool error);
 /* A tool result of one text, isError as given, ending the call. */
 void server_result_text(struct server *S, struct call *c, const char *text, size_t len, bool error);
 void server_call_free(struct call *c);
 void server_write(struct server *S, yajl_gen g);
+/* The call's line in the project's audit log ("mcp-call": tool, what,
+ * outcome, ms): ok, error or cancelled. */
+void server_audit(struct server *S, const struct call *c, const char *outcome);
 /* server_calls.c: frames from the worker, answered. */
 void server_frames(struct server *S);
 /* Every call in the worker ended with why (the worker is gone). */

@@ -144,6 +144,15 @@ static struct call *free_call(struct server *S)
         return NULL;
 }
 
+/* The worker's id for a call: never 0 (a free slot, and the worker's
+ * word on a line it could not read). */
+static uint32_t next_seq(struct server *S)
+{
+        if (++S->next_seq == 0)
+                S->next_seq = 1;
+        return S->next_seq;
+}
+
 /* A copy of v that outlives the message. */
 static yajl_val copy_value(yajl_val v)
 {
@@ -174,13 +183,14 @@ static void tools_call(struct server *S, const struct mcp_msg *m)
         struct call *c = free_call(S);
         if (!c)
                 return write_error(S, m->id, MCP_INTERNAL_ERROR, "too many tool calls at once");
-        *c = (struct call){.seq = ++S->next_seq ? S->next_seq : ++S->next_seq,
+        *c = (struct call){.seq = next_seq(S),
                            .id = copy_value(m->id),
                            .token = copy_value(mcp_meta(m->params, "progressToken")),
                            .modern = is_modern(m->params),
                            .tool = t,
                            .ask.fd = -1};
         clock_gettime(CLOCK_MONOTONIC, &c->start);
+        c->what = mcp_tool_what(args);
         yajl_val empty = &(struct yajl_val_s){.type = yajl_t_object};
         server_call_start(S, c, args ? args : empty);
 }

@@ -4,8 +4,11 @@
 #include "common/error.h"
 #include "common/json.h"
 
+#include "common/utf8.h"
+
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -226,6 +229,29 @@ void mcp_tools_gen(yajl_gen g)
 }
 
 /* ------------------------------------------------------------ arguments */
+
+/* What of an argument the audit log keeps. */
+#define WHAT_MAX 1024
+
+char *mcp_tool_what(yajl_val args)
+{
+        static const char *const keys[] = {"command", "path", "pattern", "rule",
+                                           "name",    "port", "text"};
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                yajl_val v = umw_json_member(args, keys[i]);
+                char port[16];
+                const char *text = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+                if (YAJL_IS_INTEGER(v)) {
+                        snprintf(port, sizeof(port), "%lld", (long long)YAJL_GET_INTEGER(v));
+                        text = port;
+                }
+                if (text) {
+                        size_t n = strlen(text);
+                        return umw_printable_dup(text, n < WHAT_MAX ? n : WHAT_MAX);
+                }
+        }
+        return NULL;
+}
 
 int mcp_tool_host(yajl_val args, struct umw_error **err)
 {

@@ -38,6 +38,10 @@ void mcp_tools_gen(yajl_gen g);
 /* A relay tool's arguments as a request (checked as the relay checks). */
 int mcp_tool_request(const struct tool *t, yajl_val args, struct relay_request *q,
                      struct umw_error **err);
+/* The call's main argument, for the audit log (malloc'd, printable,
+ * bounded; NULL when it has none): the command, path, pattern, rule,
+ * action, port or note. */
+char *mcp_tool_what(yajl_val args);
 /* The `host` argument: absent or this machine; anything else is an error
  * naming what is missing. */
 int mcp_tool_host(yajl_val args, struct umw_error **err);

@@ -58,10 +58,14 @@ static void send_text(uint32_t id, enum mcp_frame_kind kind, const char *text, s
         send_frame(&f, text, "");
 }
 
+static void send_refused(uint32_t id, const char *why)
+{
+        send_text(id, MCP_FRAME_REFUSED, why, strlen(why));
+}
+
 static void send_error(uint32_t id, const struct umw_error *err)
 {
-        const char *msg = err ? err->msg : "failed";
-        send_text(id, MCP_FRAME_REFUSED, msg, strlen(msg));
+        send_refused(id, err ? err->msg : "failed");
 }
 
 /* ------------------------------------------------------------ bash */
@@ -106,13 +110,13 @@ static void bash_done(struct command *c)
 {
         struct subreaper_result res;
         if (c->result.len < sizeof(res)) {
-                send_text(c->id, MCP_FRAME_REFUSED, "the command was stopped", 23);
+                send_refused(c->id, "the command was stopped");
                 return;
         }
         memcpy(&res, c->result.p, sizeof(res));
         const char *out = c->result.p + sizeof(res);
         if (c->result.len != sizeof(res) + res.out_kept + res.err_kept) {
-                send_text(c->id, MCP_FRAME_REFUSED, "the command's supervisor failed", 31);
+                send_refused(c->id, "the command's supervisor failed");
                 return;
         }
         struct mcp_frame f = {.magic = MCP_FRAME_MAGIC,
@@ -194,7 +198,7 @@ static void handle(struct worker *w, const char *line)
         yajl_val id = umw_json_member(t, "id"), cancel = umw_json_member(t, "cancel");
         const char *tool = umw_json_member_str(t, "tool", NULL);
         if (!YAJL_IS_INTEGER(id) || YAJL_GET_INTEGER(id) <= 0 || YAJL_GET_INTEGER(id) > UINT32_MAX)
-                send_text(0, MCP_FRAME_REFUSED, "request: .id: expected a number", 31);
+                send_refused(0, "request: .id: expected a number");
         else if (YAJL_IS_INTEGER(cancel))
                 bash_cancel(w, (uint32_t)YAJL_GET_INTEGER(cancel));
         else if (!tool || run_tool(w, (uint32_t)YAJL_GET_INTEGER(id), tool,

@@ -24,3 +24,25 @@ bench_write_block() {
 		}' "$md" >"$md.tmp" && mv "$md.tmp" "$md" || die "cannot update $md"
 	printf '\n%s: results written to %s\n' "${0##*/}" "$md"
 }
+
+# bench_args "$@": the options every benchmark takes: --rounds N (ROUNDS,
+# whose default the script sets first) and --write (WRITE: 1).
+bench_args() {
+	WRITE=0
+	while (($#)); do
+		case $1 in
+		--rounds) ROUNDS=${2:?}; shift ;;
+		--write) WRITE=1 ;;
+		*) printf '%s: unknown argument %s\n' "${0##*/}" "$1" >&2; exit 2 ;;
+		esac
+		shift
+	done
+}
+
+# bench_needs CMD...: root (the benchmarks' sandboxes are root's), and
+# each CMD on PATH.
+bench_needs() {
+	[[ $(id -u) -eq 0 ]] || die "needs root (sandboxes as root)"
+	local c
+	for c in "$@"; do command -v "$c" >/dev/null || die "$c is missing"; done
+}

@@ -21,21 +21,10 @@ set -u
 export LC_ALL=C
 
 SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-ROUNDS=200
-WRITE=0
-while (($#)); do
-        case $1 in
-        --rounds) ROUNDS=${2:?}; shift ;;
-        --write) WRITE=1 ;;
-        *) printf 'bench-relay.sh: unknown argument %s\n' "$1" >&2; exit 2 ;;
-        esac
-        shift
-done
-
 . "$SRCDIR/scripts/bench-lib.sh"
-
-[[ $(id -u) -eq 0 ]] || die "needs root (sandboxes as root)"
-for c in hyperfine python3; do command -v "$c" >/dev/null || die "$c is missing"; done
+ROUNDS=200
+bench_args "$@"
+bench_needs hyperfine python3
 UMW=${UMW_BUILDDIR:-$SRCDIR}/umwelt-run
 RELAY=$(dirname "$UMW")/umwelt-relay
 [[ -x $UMW && -x $RELAY ]] || die "build umwelt-run and umwelt-relay first (UMW_BUILDDIR=DIR)"

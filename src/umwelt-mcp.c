@@ -50,14 +50,13 @@ static int apply(int c, const char *arg, struct parsed *p, struct umw_error **er
         case OPT_WORKSPACE:
                 if (strcmp(arg, "review") != 0 && strcmp(arg, "direct") != 0)
                         return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
-                                        "umwelt-mcp: --workspace %s: expected review or direct",
-                                        arg);
+                                        "--workspace %s: expected review or direct", arg);
                 p->o.target.workspace = arg;
                 return 0;
         case OPT_ON_EXIT:
                 if (strcmp(arg, "keep") != 0 && strcmp(arg, "down") != 0)
                         return umw_fail(err, UMW_EXIT_USAGE, EINVAL,
-                                        "umwelt-mcp: --on-exit %s: expected keep or down", arg);
+                                        "--on-exit %s: expected keep or down", arg);
                 p->o.down_on_exit = arg[0] == 'd';
                 return 0;
         case OPT_ROOT:
@@ -67,7 +66,7 @@ static int apply(int c, const char *arg, struct parsed *p, struct umw_error **er
                 p->help = true;
                 return 0;
         default:
-                return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "umwelt-mcp: unknown option '%s'",
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "unknown option '%s'",
                                 arg ? arg : "?");
         }
 }
@@ -88,8 +87,7 @@ static int parse(int argc, char **argv, struct parsed *p, struct umw_error **err
         while (r >= 0 && (c = getopt_long(argc, argv, "+:p:h", longopts, NULL)) != -1)
                 r = apply(c, c == '?' || c == ':' ? argv[optind - 1] : optarg, p, err);
         if (r >= 0 && optind < argc)
-                return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "umwelt-mcp: unexpected '%s'",
-                                argv[optind]);
+                return umw_fail(err, UMW_EXIT_USAGE, EINVAL, "unexpected '%s'", argv[optind]);
         return r;
 }
 
@@ -100,8 +98,7 @@ static int project_dir(struct parsed *p, char **out, struct umw_error **err)
         struct stat st;
         *out = realpath(p->project ? p->project : ".", NULL);
         if (!*out || stat(*out, &st) < 0 || !S_ISDIR(st.st_mode))
-                return umw_fail(err, UMW_EXIT_USAGE, ENOENT,
-                                "umwelt-mcp: --project %s: expected a directory",
+                return umw_fail(err, UMW_EXIT_USAGE, ENOENT, "--project %s: expected a directory",
                                 p->project ? p->project : ".");
         return 0;
 }

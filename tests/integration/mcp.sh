@@ -21,6 +21,20 @@ floor 'limits_best_effort = true'
 . "$(dirname "$0")/helpers/relay-lib.sh"
 . "$(dirname "$0")/helpers/npm-lib.sh"
 
+# A host action for host_action, in root's table (t_keep_floor puts
+# /etc/umwelt back at exit).
+mkdir -p /etc/umwelt
+cat >/etc/umwelt/host-actions.toml <<'TOML'
+[[action]]
+name = "mcp-hello"
+description = "say hello"
+argv = ["/bin/echo", "hello", "{who}"]
+ask = false
+[action.params]
+who = ["world"]
+TOML
+chmod 644 /etc/umwelt/host-actions.toml
+
 MCP=$(dirname "$RT")/umwelt-mcp
 [[ -x $MCP ]] || t_bail "umwelt-mcp $MCP is not executable"
 npm_install mcp
@@ -139,6 +153,18 @@ acting() {
         t_match "$WHO $sdk: an unknown tool is -32602" '"code": ?-32602' "$out"
 }
 
+# Each call is a line of the project's audit log: tool, what, outcome.
+audited() {
+        local log
+        log=$(S sandbox log -p "$PROJ" --json 2>&1)
+        t_eq "$WHO: the calls are in the audit log" \
+                "bash echo out; echo err >&2; exit 3 error|edit made/v2.txt ok|ls made ok" \
+                "$("$PY" -c 'import json,sys
+ev = [e for e in json.load(sys.stdin) if e["event"] == "mcp-call"]
+want = [("bash", "echo out; echo err >&2; exit 3"), ("edit", "made/v2.txt"), ("ls", "made")]
+print("|".join("%s %s %s" % (t, w, [e for e in ev if e["tool"] == t and e.get("what") == w][-1]["outcome"]) for t, w in want))' <<<"$log" 2>&1)"
+}
+
 # ------------------------------------------------------------ walls
 
 # wall NAME TOOL ARGS-JSON SHELL: the tool and `bash -c SHELL` inside both
@@ -218,45 +244,67 @@ cancel() {
         t_eq "$WHO: the cancelled command and its child are gone" "" "$left"
 }
 
+# asked SDK STEP WAIT DECISION...: STEP (one call of a tool that asks the
+# relay) in the background; once it is pending, ID its id and PENDING its
+# kind, mode, path and why; WAIT seconds; then `relay DECISION ID ...`;
+# OUT the call's line once it ended.
+asked() {
+        local sdk=$1 step=$2 wait=$3 client f
+        shift 3
+        M "$sdk" "[$step]" >"$T_TMP/asked" 2>&1 &
+        client=$!
+        ID=$(wait_pending)
+        PENDING=
+        for f in kind mode path why; do PENDING+="$(pending_field "$ID" $f) "; done
+        PENDING=${PENDING% }
+        sleep "$wait"
+        S relay "$1" "$ID" "${@:2}" >/dev/null 2>&1
+        wait "$client"
+        OUT=$(cat "$T_TMP/asked")
+}
+
 asking() {
-        local home=$1 data=$1/data out id
+        local home=$1 data=$1/data out
         mkdir -p "$data" && echo granted-content >"$data/f"
         [[ $WHO == user ]] && chown -R "$U:$G" "$data"
-        M v1 "[{\"name\":\"request_grant\",\"arguments\":{\"path\":\"$data\",\"mode\":\"ro\",\"why\":\"read the data\"},\"progress\":true}]" \
-                >"$T_TMP/$WHO-grant" 2>&1 &
-        local client=$!
-        id=$(wait_pending)
-        t_eq "$WHO: the grant waits for a human" "grant ro $data read the data" \
-                "$(pending_field "$id" kind) $(pending_field "$id" mode) $(pending_field "$id" path) $(pending_field "$id" why)"
-        sleep 2.2 # a progress tick or two while it waits
-        S relay approve "$id" >/dev/null 2>&1
-        wait "$client"
-        out=$(cat "$T_TMP/$WHO-grant")
-        t_eq "$WHO: request_grant is granted" False "$(J 'L[0]["isError"]' <<<"$out")" "$out"
-        t_match "$WHO: progress said it waits for approval" "waiting for approval of request $id" \
-                "$(J '"\n".join(L[0]["progress"])' <<<"$out")"
+        asked v1 "{\"name\":\"request_grant\",\"arguments\":{\"path\":\"$data\",\"mode\":\"ro\",\"why\":\"read the data\"},\"progress\":true}" \
+                2.2 approve # a progress tick or two while it waits
+        t_eq "$WHO: the grant waits for a human" "grant ro $data read the data" "$PENDING"
+        t_eq "$WHO: request_grant is granted" False "$(J 'L[0]["isError"]' <<<"$OUT")" "$OUT"
+        t_match "$WHO: progress said it waits for approval" "waiting for approval of request $ID" \
+                "$(J '"\n".join(L[0]["progress"])' <<<"$OUT")"
         out=$(call v2 read "{\"path\":\"$data/f\"}")
         t_eq "$WHO: the granted path reads through the tool" granted-content "$(text_of "$out")" "$out"
         out=$(call v2 status '{}')
         t_match "$WHO: status lists the grant" "grant ro $data" "$(text_of "$out")" "$out"
 
-        M v2 "[{\"name\":\"request_grant\",\"arguments\":{\"path\":\"$home/secret.txt\",\"why\":\"no\"}}]" \
-                >"$T_TMP/$WHO-deny" 2>&1 &
-        client=$!
-        id=$(wait_pending)
-        S relay deny "$id" --why "not that" >/dev/null 2>&1
-        wait "$client"
-        out=$(cat "$T_TMP/$WHO-deny")
-        t_eq "$WHO: a denied grant is an error result" True "$(err_of "$out")" "$out"
-        t_match "$WHO: ... saying why" "denied: not that" "$(text_of "$out")"
+        asked v2 "{\"name\":\"request_grant\",\"arguments\":{\"path\":\"$home/secret.txt\",\"why\":\"no\"}}" \
+                0 deny --why "not that"
+        t_eq "$WHO: a denied grant is an error result" True "$(err_of "$OUT")" "$OUT"
+        t_match "$WHO: ... saying why" "denied: not that" "$(text_of "$OUT")"
         out=$(call v2 note '{"text":"from the mcp test"}')
         t_eq "$WHO: note" False "$(err_of "$out")" "$out"
+        asked v1 '{"name":"request_egress","arguments":{"rule":"pypi.org:443","why":"pip install"}}' \
+                0 deny --why "not today"
+        t_eq "$WHO: request_egress waits for a human" "egress   pip install" "$PENDING"
+        t_match "$WHO: a denied egress rule is an error result, saying why" "denied: not today" \
+                "$(text_of "$OUT")" "$OUT"
         out=$(call v2 request_egress '{"rule":"not a rule!","why":"x"}')
         t_eq "$WHO: a bad egress rule is refused without asking" True "$(err_of "$out")" "$out"
         out=$(call v2 publish_port '{"port":70000,"why":"x"}')
         t_match "$WHO: a bad port is named" "arguments: \\.port" "$(text_of "$out")" "$out"
         out=$(call v2 host_actions '{}')
-        t_eq "$WHO: host_actions answers" False "$(err_of "$out")" "$out"
+        t_match "$WHO: host_actions lists the table's action" "mcp-hello: say hello" "$(text_of "$out")" "$out"
+        out=$(call v2 host_action '{"name":"mcp-hello","params":{"who":"world"},"why":"greet"}')
+        t_eq "$WHO: host_action runs it on the host" $'exit status 0\nstdout:\nhello world\n\nstderr:' \
+                "$(text_of "$out")" "$out"
+        out=$(call v2 host_action '{"name":"mcp-hello","params":{"who":"$(id)"},"why":"x"}')
+        t_eq "$WHO: a value outside the table's list is refused" True "$(err_of "$out")" "$out"
+
+        asked v2 '{"name":"publish_port","arguments":{"port":47123,"why":"the dev server"}}' 0 approve
+        t_eq "$WHO: publish_port, approved" False "$(err_of "$OUT")" "$OUT"
+        out=$(call v2 status '{}')
+        t_match "$WHO: status lists the port" "ingress 47123" "$(text_of "$out")" "$out"
 }
 
 scene() {
@@ -271,6 +319,7 @@ scene() {
         eras
         acting v1
         acting v2
+        audited
         walls "$home"
         cancel
         asking "$home"
