@@ -97,8 +97,21 @@ void server_worker_gone(struct server *S, const char *why)
                         server_result_text(S, &S->calls[i], text, (size_t)n, true);
 }
 
+/* Whether a call other than c is in the worker. */
+static bool worker_busy(const struct server *S, const struct call *c)
+{
+        for (size_t i = 0; i < CALLS_MAX; i++)
+                if (&S->calls[i] != c && S->calls[i].seq && S->calls[i].tool->side == TOOL_WORKER)
+                        return true;
+        return false;
+}
+
 static int worker_request(struct server *S, struct call *c, yajl_val args, struct umw_error **err)
 {
+        if (S->worker_stale && S->link.fd >= 0 && !worker_busy(S, c)) {
+                mcp_link_stop(&S->link, NULL);
+                S->worker_stale = false;
+        }
         if (S->link.fd < 0) {
                 int r = mcp_link_start(&S->link, &S->o->target, err);
                 if (r < 0)
@@ -189,6 +202,8 @@ void server_ask_ready(struct server *S, struct call *c)
         }
         yajl_gen g = server_result_begin(c);
         bool failed = g ? mcp_ask_result(g, c->tool->kind, line) : true;
+        if (c->tool->kind == RELAY_EGRESS && !failed)
+                S->worker_stale = true;
         server_result_end(S, c, g, failed);
 }
 

@@ -45,6 +45,10 @@ struct server {
         uint32_t next_seq;
         struct mcp_lines in;
         bool stop;
+        /* Egress was opened live: the worker's environment lacks the proxy
+         * variables a `sandbox exec` now gets, so it is started anew once
+         * no command of it runs. */
+        bool worker_stale;
 };
 
 /* server_methods.c: one message from the harness. */

@@ -305,6 +305,18 @@ asking() {
         t_eq "$WHO: publish_port, approved" False "$(err_of "$OUT")" "$OUT"
         out=$(call v2 status '{}')
         t_match "$WHO: status lists the port" "ingress 47123" "$(text_of "$out")" "$out"
+
+        # Egress opened live in the middle of a session: the worker, whose
+        # environment is fixed at its start, is started anew, so the next
+        # command has the proxy variables a sandbox exec now gets.
+        (id=$(wait_pending) && S relay approve "$id" >/dev/null 2>&1) &
+        local approver=$!
+        out=$(M v2 '[{"name":"bash","arguments":{"command":"echo proxy=$HTTPS_PROXY"}},{"name":"request_egress","arguments":{"rule":"example.org:443","why":"fetch"}},{"name":"bash","arguments":{"command":"echo proxy=$HTTPS_PROXY"}}]')
+        wait "$approver"
+        t_eq "$WHO: before egress, no proxy" "proxy=" "$(J 'L[0]["text"].split("\n")[0]' <<<"$out")" "$out"
+        t_eq "$WHO: request_egress approved" False "$(J 'L[1]["isError"]' <<<"$out")"
+        t_eq "$WHO: the session's next command goes through the gateway" "proxy=http://127.0.0.1:3128" \
+                "$(J 'L[2]["text"].split("\n")[0]' <<<"$out")"
 }
 
 scene() {
