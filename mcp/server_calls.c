@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct call *call_by_seq(struct server *S, uint32_t seq)
+/* The call in the worker a frame answers: only those were sent to it. */
+static struct call *worker_call(struct server *S, uint32_t seq)
 {
         for (size_t i = 0; seq && i < CALLS_MAX; i++)
-                if (S->calls[i].seq == seq)
+                if (S->calls[i].seq == seq && S->calls[i].tool->side == TOOL_WORKER)
                         return &S->calls[i];
         return NULL;
 }
@@ -72,7 +73,7 @@ void server_frames(struct server *S)
         _cleanup_error_ struct umw_error *err = NULL;
         int r;
         while ((r = mcp_frames_next(&S->link.frames, &fr, &text, &text2, &err)) > 0) {
-                struct call *c = call_by_seq(S, fr.id);
+                struct call *c = worker_call(S, fr.id);
                 if (!c) /* cancelled, or the worker's word on a line it could not read */
                         continue;
                 if (fr.kind == MCP_FRAME_RAN)
