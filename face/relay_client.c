@@ -108,8 +108,7 @@ static void say(const char *what, const char *text)
         fputc('\n', stderr);
 }
 
-/* A status answer's grants, egress rules and ports, one a line. */
-static void print_status(const char *line)
+void relay_status_print(FILE *out, const char *line)
 {
         yajl_val tree = NULL;
         _cleanup_error_ struct umw_error *err = NULL;
@@ -119,24 +118,24 @@ static void print_status(const char *line)
         for (size_t i = 0; YAJL_IS_ARRAY(grants) && i < grants->u.array.len; i++) {
                 yajl_val g = grants->u.array.values[i];
                 const char *path = umw_json_member_str(g, "path", "?");
-                printf("grant %s ", umw_json_member_str(g, "mode", "?"));
-                umw_put_printable(stdout, path, strlen(path), false);
-                putchar('\n');
+                fprintf(out, "grant %s ", umw_json_member_str(g, "mode", "?"));
+                umw_put_printable(out, path, strlen(path), false);
+                fputc('\n', out);
         }
         yajl_val egress = umw_json_member(tree, "egress");
         for (size_t i = 0; YAJL_IS_ARRAY(egress) && i < egress->u.array.len; i++) {
                 const char *rule = YAJL_GET_STRING(egress->u.array.values[i]);
                 if (!rule)
                         continue;
-                fputs("egress ", stdout);
-                umw_put_printable(stdout, rule, strlen(rule), false);
-                putchar('\n');
+                fputs("egress ", out);
+                umw_put_printable(out, rule, strlen(rule), false);
+                fputc('\n', out);
         }
         yajl_val ports = umw_json_member(tree, "ports");
         for (size_t i = 0; YAJL_IS_ARRAY(ports) && i < ports->u.array.len; i++)
                 if (YAJL_IS_INTEGER(ports->u.array.values[i]))
-                        printf("ingress %lld\n",
-                               (long long)YAJL_GET_INTEGER(ports->u.array.values[i]));
+                        fprintf(out, "ingress %lld\n",
+                                (long long)YAJL_GET_INTEGER(ports->u.array.values[i]));
         yajl_tree_free(tree);
 }
 
@@ -174,8 +173,7 @@ static int action_result(const char *line, bool print)
         return code;
 }
 
-/* An actions answer, an action a block: name, what it runs, its values. */
-static void print_actions(const char *line)
+void relay_actions_print(FILE *out, const char *line)
 {
         yajl_val t = NULL;
         _cleanup_error_ struct umw_error *err = NULL;
@@ -184,28 +182,29 @@ static void print_actions(const char *line)
         yajl_val list = umw_json_member(t, "actions");
         for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
                 yajl_val a = list->u.array.values[i];
-                printf("%s%s\n", umw_json_member_str(a, "name", "?"),
-                       YAJL_IS_FALSE(umw_json_member(a, "ask")) ? " (runs without asking)" : "");
+                fprintf(out, "%s%s\n", umw_json_member_str(a, "name", "?"),
+                        YAJL_IS_FALSE(umw_json_member(a, "ask")) ? " (runs without asking)" : "");
                 const char *d = umw_json_member_str(a, "description", "");
                 if (*d)
-                        printf("  %s\n", d);
+                        fprintf(out, "  %s\n", d);
                 yajl_val argv = umw_json_member(a, "argv");
-                fputs("  runs:", stdout);
+                fputs("  runs:", out);
                 for (size_t k = 0; YAJL_IS_ARRAY(argv) && k < argv->u.array.len; k++)
-                        printf(" %s", YAJL_IS_STRING(argv->u.array.values[k])
-                                          ? YAJL_GET_STRING(argv->u.array.values[k])
-                                          : "?");
-                putchar('\n');
+                        fprintf(out, " %s",
+                                YAJL_IS_STRING(argv->u.array.values[k])
+                                    ? YAJL_GET_STRING(argv->u.array.values[k])
+                                    : "?");
+                fputc('\n', out);
                 yajl_val params = umw_json_member(a, "params");
                 for (size_t k = 0; YAJL_IS_OBJECT(params) && k < params->u.object.len; k++) {
                         yajl_val v = params->u.object.values[k];
-                        printf("  --param %s=", params->u.object.keys[k]);
+                        fprintf(out, "  --param %s=", params->u.object.keys[k]);
                         for (size_t j = 0; YAJL_IS_ARRAY(v) && j < v->u.array.len; j++)
-                                printf("%s%s", j ? "|" : "",
-                                       YAJL_IS_STRING(v->u.array.values[j])
-                                           ? YAJL_GET_STRING(v->u.array.values[j])
-                                           : "?");
-                        putchar('\n');
+                                fprintf(out, "%s%s", j ? "|" : "",
+                                        YAJL_IS_STRING(v->u.array.values[j])
+                                            ? YAJL_GET_STRING(v->u.array.values[j])
+                                            : "?");
+                        fputc('\n', out);
                 }
         }
         yajl_tree_free(t);
@@ -222,9 +221,9 @@ static int final_answer(const char *line, const struct relay_answer *a, enum rel
         if (json)
                 puts(line);
         else if (kind == RELAY_ACTIONS && a->status == RELAY_OK)
-                print_actions(line);
+                relay_actions_print(stdout, line);
         else if (kind == RELAY_STATUS && a->status == RELAY_OK)
-                print_status(line);
+                relay_status_print(stdout, line);
         else if ((a->status != RELAY_OK && a->status != RELAY_GRANTED) ||
                  (a->status == RELAY_GRANTED && kind == RELAY_EGRESS))
                 say(relay_status_name(a->status), a->reason);

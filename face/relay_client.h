@@ -29,6 +29,12 @@ enum relay_exit {
  * relay to reach: UMW_EXIT_FAILURE naming the socket). */
 int relay_request_send(const struct relay_request *q, bool json, struct umw_error **err);
 
+/* An answer's line, for people: a status answer's grants, egress rules
+ * and ports, one a line; an actions answer's actions, a block each (name,
+ * what it runs, its values). Text from the relay is written printable. */
+void relay_status_print(FILE *out, const char *line);
+void relay_actions_print(FILE *out, const char *line);
+
 /* The human side: the relay's pending requests, one block each (or their
  * JSON lines). */
 int relay_pending(bool json, struct umw_error **err);

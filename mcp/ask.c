@@ -1,6 +1,7 @@
 /* The asking tools' requests and answers (ask.h). */
 #include "mcp/ask.h"
 #include "mcp/rpc.h"
+#include "face/relay_client.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/fdio.h"
@@ -97,48 +98,6 @@ struct text {
         FILE *f;
 };
 
-static void list_strings(FILE *f, const char *prefix, yajl_val list)
-{
-        for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++)
-                if (YAJL_IS_STRING(list->u.array.values[i]))
-                        fprintf(f, "%s%s\n", prefix, YAJL_GET_STRING(list->u.array.values[i]));
-}
-
-static void status_text(FILE *f, yajl_val t)
-{
-        yajl_val grants = umw_json_member(t, "grants");
-        for (size_t i = 0; YAJL_IS_ARRAY(grants) && i < grants->u.array.len; i++) {
-                yajl_val g = grants->u.array.values[i];
-                fprintf(f, "grant %s %s\n", umw_json_member_str(g, "mode", "?"),
-                        umw_json_member_str(g, "path", "?"));
-        }
-        list_strings(f, "egress ", umw_json_member(t, "egress"));
-        yajl_val ports = umw_json_member(t, "ports");
-        for (size_t i = 0; YAJL_IS_ARRAY(ports) && i < ports->u.array.len; i++)
-                if (YAJL_IS_INTEGER(ports->u.array.values[i]))
-                        fprintf(f, "ingress %lld\n",
-                                (long long)YAJL_GET_INTEGER(ports->u.array.values[i]));
-        if (ftell(f) == 0)
-                fputs("nothing was given live\n", f);
-}
-
-static void actions_text(FILE *f, yajl_val t)
-{
-        yajl_val list = umw_json_member(t, "actions");
-        for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
-                yajl_val a = list->u.array.values[i];
-                fprintf(f, "%s: %s\n", umw_json_member_str(a, "name", "?"),
-                        umw_json_member_str(a, "description", ""));
-                yajl_val params = umw_json_member(a, "params");
-                for (size_t k = 0; YAJL_IS_OBJECT(params) && k < params->u.object.len; k++) {
-                        fprintf(f, "  param %s:", params->u.object.keys[k]);
-                        list_strings(f, " ", params->u.object.values[k]);
-                }
-        }
-        if (ftell(f) == 0)
-                fputs("no host action is offered to this project\n", f);
-}
-
 static void action_text(FILE *f, yajl_val t)
 {
         yajl_val status = umw_json_member(t, "exit_status"), sig = umw_json_member(t, "signal");
@@ -159,24 +118,23 @@ static bool action_failed(yajl_val t)
         return !YAJL_IS_INTEGER(status) || YAJL_GET_INTEGER(status) != 0;
 }
 
-static bool answer_text(FILE *f, enum relay_kind kind, yajl_val t, const struct relay_answer *a)
+static bool answer_text(FILE *f, enum relay_kind kind, yajl_val t, const struct relay_answer *a,
+                        const char *line)
 {
         bool ok = a->status == RELAY_OK || a->status == RELAY_GRANTED;
-        if (!ok) {
-                fprintf(f, "%s%s%s", relay_status_name(a->status), a->reason[0] ? ": " : "",
-                        a->reason);
-                return true;
-        }
-        if (kind == RELAY_STATUS)
-                status_text(f, t);
-        else if (kind == RELAY_ACTIONS)
-                actions_text(f, t);
-        else if (kind == RELAY_ACTION)
+        if (ok && (kind == RELAY_STATUS || kind == RELAY_ACTIONS)) {
+                (kind == RELAY_STATUS ? relay_status_print : relay_actions_print)(f, line);
+                if (ftell(f) == 0)
+                        fputs(kind == RELAY_STATUS ? "nothing was given live\n"
+                                                   : "no host action is offered to this project\n",
+                              f);
+        } else if (ok && kind == RELAY_ACTION) {
                 action_text(f, t);
-        else
+        } else {
                 fprintf(f, "%s%s%s", relay_status_name(a->status), a->reason[0] ? ": " : "",
                         a->reason);
-        return kind == RELAY_ACTION && action_failed(t);
+        }
+        return !ok || (kind == RELAY_ACTION && action_failed(t));
 }
 
 bool mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line)
@@ -190,7 +148,7 @@ bool mcp_ask_result(yajl_gen g, enum relay_kind kind, const char *line)
                 umw_json_parse(line, "answer", &t, &err);
         if ((out.f = open_memstream(&out.p, &out.len))) {
                 if (t)
-                        failed = answer_text(out.f, kind, t, &a);
+                        failed = answer_text(out.f, kind, t, &a, line);
                 else
                         fprintf(out.f, "the relay's answer does not read: %s",
                                 err ? err->msg : "?");

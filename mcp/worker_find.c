@@ -272,22 +272,20 @@ static int grep_compile(struct grep_ctx *g, const char *pattern, bool icase, str
                         why);
 }
 
+/* path opened once: a directory is walked from that fd, a file read. */
 static int grep_run(struct grep_ctx *g, struct umw_error **err)
 {
         struct stat st;
-        if (stat(g->root, &st) < 0)
-                return umw_fail_errno(err, "%s", g->root);
-        if (S_ISDIR(st.st_mode)) {
-                struct walk w = {.file = grep_one, .ctx = g};
-                int r = walk_from(&w, g->root, err);
-                if (r >= 0)
-                        walk_notes(&w, g->out);
-                return r;
-        }
         _cleanup_close_ int fd = open(g->root, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0 || fstat(fd, &st) < 0)
                 return umw_fail_errno(err, "%s", g->root);
-        grep_fd(g, fd, g->root);
+        if (!S_ISDIR(st.st_mode)) {
+                grep_fd(g, fd, g->root);
+                return 0;
+        }
+        struct walk w = {.file = grep_one, .ctx = g};
+        walk_dir(&w, TAKE_FD(fd), 0, 0);
+        walk_notes(&w, g->out);
         return 0;
 }
 

@@ -294,7 +294,7 @@ asking() {
         out=$(call v2 publish_port '{"port":70000,"why":"x"}')
         t_match "$WHO: a bad port is named" "arguments: \\.port" "$(text_of "$out")" "$out"
         out=$(call v2 host_actions '{}')
-        t_match "$WHO: host_actions lists the table's action" "mcp-hello: say hello" "$(text_of "$out")" "$out"
+        t_match "$WHO: host_actions lists the table's action" "mcp-hello .*say hello.*--param who=world" "$(text_of "$out")" "$out"
         out=$(call v2 host_action '{"name":"mcp-hello","params":{"who":"world"},"why":"greet"}')
         t_eq "$WHO: host_action runs it on the host" $'exit status 0\nstdout:\nhello world\n\nstderr:' \
                 "$(text_of "$out")" "$out"
